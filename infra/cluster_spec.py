@@ -1,0 +1,155 @@
+"""The GKE Standard cluster and its node service account, as plain data.
+
+The cluster removes its default node pool (the stack declares its own), runs Workload
+Identity, Dataplane V2, image streaming, the Cloud Storage FUSE CSI driver and shielded
+nodes, and sends system and workload logs and metrics to Cloud Logging and Monitoring.
+Nodes run as a dedicated service account holding only the roles GKE documents for nodes.
+Must not import pulumi.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from infra import catalog
+from infra.config import StackConfig
+
+# GKE's least-privilege node role, plus pulling images from Artifact Registry.
+NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
+
+
+def service_account_args(cfg: StackConfig) -> dict[str, Any]:
+    account = f"{cfg.cluster_name}-nodes"[:30]
+    return {
+        "account_id": account,
+        "project": cfg.project,
+        "display_name": f"GKE nodes of {cfg.cluster_name} (accelstack)",
+    }
+
+
+def role_binding_args(cfg: StackConfig, role: str, email: Any) -> dict[str, Any]:
+    return {"project": cfg.project, "role": role, "member": email}
+
+
+def _nap(cfg: StackConfig, service_account: Any) -> dict[str, Any]:
+    nap = cfg.auto_provisioning
+    if nap is None:
+        return {"enabled": False}
+    limits = [
+        {"resource_type": "cpu", "minimum": 0, "maximum": nap.cpu_max},
+        {"resource_type": "memory", "minimum": 0, "maximum": nap.memory_gb_max},
+    ]
+    for resource_type, maximum in sorted(nap.accelerators.items()):
+        limits.append({"resource_type": resource_type, "minimum": 0, "maximum": maximum})
+    return {
+        "enabled": True,
+        "autoscaling_profile": "OPTIMIZE_UTILIZATION",
+        "resource_limits": limits,
+        "auto_provisioning_defaults": {
+            "service_account": service_account,
+            "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+            "image_type": "COS_CONTAINERD",
+            "shielded_instance_config": {"enable_secure_boot": True,
+                                         "enable_integrity_monitoring": True},
+            "management": {"auto_repair": True, "auto_upgrade": True},
+        },
+    }
+
+
+def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
+                 service_account: Any) -> dict[str, Any]:
+    n = cfg.network
+    args: dict[str, Any] = {
+        "name": cfg.cluster_name,
+        "project": cfg.project,
+        "location": cfg.location,
+        "node_locations": list(cfg.zones),
+        "network": network,
+        "subnetwork": subnetwork,
+        "networking_mode": "VPC_NATIVE",
+        "ip_allocation_policy": {"cluster_secondary_range_name": n.pods_range_name,
+                                 "services_secondary_range_name": n.services_range_name},
+        # The default pool exists only while the cluster is created; the stack's own pools
+        # replace it. It still gets the node service account and shielded boot.
+        "remove_default_node_pool": True,
+        "initial_node_count": 1,
+        "node_config": {
+            "service_account": service_account,
+            "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+            "shielded_instance_config": {"enable_secure_boot": True,
+                                         "enable_integrity_monitoring": True},
+            "workload_metadata_config": {"mode": "GKE_METADATA"},
+        },
+        "deletion_protection": cfg.deletion_protection,
+        "resource_labels": dict(cfg.labels),
+        "workload_identity_config": {"workload_pool": f"{cfg.project}.svc.id.goog"},
+        "datapath_provider": "ADVANCED_DATAPATH",
+        "enable_shielded_nodes": True,
+        "enable_multi_networking": cfg.needs_multi_networking or None,
+        "node_pool_defaults": {"node_config_defaults": {"gcfs_config": {"enabled": True}}},
+        "addons_config": {
+            "gcs_fuse_csi_driver_config": {"enabled": True},
+            "gce_persistent_disk_csi_driver_config": {"enabled": True},
+            "http_load_balancing": {"disabled": False},
+            "horizontal_pod_autoscaling": {"disabled": False},
+        },
+        "logging_config": {"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
+        "monitoring_config": {
+            "enable_components": ["SYSTEM_COMPONENTS"],
+            "managed_prometheus": {"enabled": True},
+        },
+        "cluster_autoscaling": _nap(cfg, service_account),
+        "private_cluster_config": {
+            "enable_private_nodes": cfg.private_nodes,
+            "enable_private_endpoint": cfg.private_endpoint,
+            "master_ipv4_cidr_block": n.master_cidr if cfg.private_nodes else None,
+        },
+    }
+    if cfg.release_channel:
+        args["release_channel"] = {"channel": cfg.release_channel}
+    if cfg.gke_version:
+        args["min_master_version"] = cfg.gke_version
+        if not cfg.release_channel:
+            args["release_channel"] = {"channel": "UNSPECIFIED"}
+    if cfg.authorized_networks:
+        args["master_authorized_networks_config"] = {
+            "cidr_blocks": [{"cidr_block": a.cidr, "display_name": a.name}
+                            for a in cfg.authorized_networks],
+        }
+    if cfg.maintenance:
+        m = cfg.maintenance
+        args["maintenance_policy"] = {"recurring_window": {
+            "start_time": m.start, "end_time": m.end, "recurrence": m.recurrence}}
+    return {k: v for k, v in args.items() if v is not None}
+
+
+def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig that authenticates through gke-gcloud-auth-plugin (no static token)."""
+    ctx = f"accelstack-{cluster_name}"
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": ctx, "cluster": {
+            "server": f"https://{endpoint}",
+            "certificate-authority-data": ca_certificate,
+        }}],
+        "users": [{"name": ctx, "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "gke-gcloud-auth-plugin",
+            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install "
+                           "gke-gcloud-auth-plugin",
+            "provideClusterInfo": True,
+            "interactiveMode": "IfAvailable",
+        }}}],
+        "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
+        "current-context": ctx,
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def nap_resource_types() -> list[str]:
+    """Accelerator resource types node auto-provisioning knows: GKE's accelerator labels."""
+    return [g.gke_accelerator for g in catalog.TPU_GENERATIONS] + [
+        m.gke_accelerator for m in catalog.GPU_MODELS]

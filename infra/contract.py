@@ -1,0 +1,231 @@
+"""The stack-outputs contract: the one structure a stack exports and the submitter reads.
+
+The Pulumi program builds it with ``build`` and exports it as the stack output
+``accelstack``; the submitter reads it back with ``load``. Both go through the dataclasses
+below, so the two sides cannot drift: a field added here is exported and loaded alike,
+and ``CONTRACT_VERSION`` changes whenever a field changes meaning or is removed.
+Pure data: this module must not import pulumi (the submitter imports it on its fast path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from infra.config import SlicePool, StackConfig
+from infra.nodepool_spec import node_selector, tolerations
+
+CONTRACT_VERSION = 1
+OUTPUT_NAME = "accelstack"
+
+
+class ContractError(ValueError):
+    """Outputs that are not a valid contract of the version this code reads."""
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    project: str
+    location: str
+    name: str
+    endpoint: str
+    ca_certificate: str
+    zones: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SlicePoolInfo:
+    name: str
+    accelerator: str
+    kind: str
+    family: str
+    topology: str | None
+    machine_type: str
+    chips_per_vm: int
+    vms_per_slice: int
+    slice_count: int
+    capacity_mode: str
+    node_pools: tuple[str, ...]
+    zones: tuple[str, ...]
+    node_selector: Mapping[str, str]
+    tolerations: tuple[Mapping[str, str], ...]
+    resource_name: str | None
+    networking: str
+    additional_networks: tuple[Mapping[str, str], ...] = ()
+
+    @property
+    def chips_per_slice(self) -> int:
+        return self.chips_per_vm * self.vms_per_slice
+
+
+@dataclass(frozen=True)
+class StackOutputs:
+    stack: str
+    cluster: ClusterInfo
+    kubeconfig: str
+    slice_pools: tuple[SlicePoolInfo, ...]
+    auto_provisioning: Mapping[str, int] = field(default_factory=dict)
+    contract_version: int = CONTRACT_VERSION
+
+    def pool(self, name: str) -> SlicePoolInfo | None:
+        for p in self.slice_pools:
+            if p.name == name:
+                return p
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "contractVersion": self.contract_version,
+            "stack": self.stack,
+            "cluster": {
+                "project": self.cluster.project,
+                "location": self.cluster.location,
+                "name": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "caCertificate": self.cluster.ca_certificate,
+                "zones": list(self.cluster.zones),
+            },
+            "kubeconfig": self.kubeconfig,
+            "slicePools": [_pool_dict(p) for p in self.slice_pools],
+            "autoProvisioning": dict(self.auto_provisioning),
+        }
+
+
+def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "accelerator": p.accelerator,
+        "kind": p.kind,
+        "family": p.family,
+        "topology": p.topology,
+        "machineType": p.machine_type,
+        "chipsPerVm": p.chips_per_vm,
+        "vmsPerSlice": p.vms_per_slice,
+        "chipsPerSlice": p.chips_per_slice,
+        "sliceCount": p.slice_count,
+        "capacityMode": p.capacity_mode,
+        "nodePools": list(p.node_pools),
+        "zones": list(p.zones),
+        "nodeSelector": dict(p.node_selector),
+        "tolerations": [dict(t) for t in p.tolerations],
+        "resourceName": p.resource_name,
+        "networking": p.networking,
+        "additionalNetworks": [dict(n) for n in p.additional_networks],
+    }
+
+
+def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None
+              ) -> SlicePoolInfo:
+    a = pool.accelerator
+    return SlicePoolInfo(
+        name=pool.name, accelerator=a.name, kind=a.kind, family=a.family,
+        topology=a.topology, machine_type=a.machine_type, chips_per_vm=a.chips_per_vm,
+        vms_per_slice=a.vms_per_slice, slice_count=pool.count,
+        capacity_mode=pool.capacity.mode, node_pools=tuple(pool.node_pool_names()),
+        zones=pool.zones, node_selector=node_selector(pool),
+        tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
+        networking=a.networking, additional_networks=tuple(additional_networks or ()),
+    )
+
+
+def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
+          kubeconfig: str, networks: Mapping[str, list[dict[str, str]]] | None = None
+          ) -> StackOutputs:
+    """The contract for a parsed stack; ``networks`` maps pool name to its node networks."""
+    networks = networks or {}
+    return StackOutputs(
+        stack=stack,
+        cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
+                            ca_certificate, cfg.zones),
+        kubeconfig=kubeconfig,
+        slice_pools=tuple(pool_info(p, networks.get(p.name)) for p in cfg.slices),
+        auto_provisioning=dict(cfg.auto_provisioning.accelerators)
+        if cfg.auto_provisioning else {},
+    )
+
+
+# ----------------------------------------------------------------------------------
+# Loading: every field checked, with the path of the first bad one.
+
+
+def _need(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str,
+          nullable: bool = False) -> Any:
+    if key not in data:
+        raise ContractError(f"{path}.{key}: missing")
+    value = data[key]
+    if value is None and nullable:
+        return None
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+        raise ContractError(f"{path}.{key}: {value!r} is not {kinds[0].__name__}")
+    return value
+
+
+def _str_map(value: Any, path: str) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ContractError(f"{path}: not a mapping of strings")
+    return dict(value)
+
+
+def load(data: Any) -> StackOutputs:
+    """Read a contract from the JSON value of the stack output (or the whole outputs)."""
+    if isinstance(data, Mapping) and OUTPUT_NAME in data and "contractVersion" not in data:
+        data = data[OUTPUT_NAME]
+    if not isinstance(data, Mapping):
+        raise ContractError(f"stack outputs: expected an object with an '{OUTPUT_NAME}' output")
+    version = data.get("contractVersion")
+    if version != CONTRACT_VERSION:
+        raise ContractError(
+            f"stack outputs: contract version {version!r} is not supported; this version of "
+            f"accelstack reads version {CONTRACT_VERSION} (run `pulumi up` with the same "
+            "accelstack version, or upgrade the submitter)")
+    p = "outputs"
+    c = _need(data, "cluster", Mapping, p)
+    cluster = ClusterInfo(
+        project=_need(c, "project", str, f"{p}.cluster"),
+        location=_need(c, "location", str, f"{p}.cluster"),
+        name=_need(c, "name", str, f"{p}.cluster"),
+        endpoint=_need(c, "endpoint", str, f"{p}.cluster"),
+        ca_certificate=_need(c, "caCertificate", str, f"{p}.cluster"),
+        zones=tuple(_need(c, "zones", list, f"{p}.cluster")),
+    )
+    pools = []
+    for i, raw in enumerate(_need(data, "slicePools", list, p)):
+        q = f"{p}.slicePools[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"{q}: not an object")
+        tols = _need(raw, "tolerations", list, q)
+        nets = _need(raw, "additionalNetworks", list, q)
+        info = SlicePoolInfo(
+            name=_need(raw, "name", str, q),
+            accelerator=_need(raw, "accelerator", str, q),
+            kind=_need(raw, "kind", str, q),
+            family=_need(raw, "family", str, q),
+            topology=_need(raw, "topology", str, q, nullable=True),
+            machine_type=_need(raw, "machineType", str, q),
+            chips_per_vm=_need(raw, "chipsPerVm", int, q),
+            vms_per_slice=_need(raw, "vmsPerSlice", int, q),
+            slice_count=_need(raw, "sliceCount", int, q),
+            capacity_mode=_need(raw, "capacityMode", str, q),
+            node_pools=tuple(_need(raw, "nodePools", list, q)),
+            zones=tuple(_need(raw, "zones", list, q)),
+            node_selector=_str_map(_need(raw, "nodeSelector", Mapping, q), f"{q}.nodeSelector"),
+            tolerations=tuple(_str_map(t, f"{q}.tolerations[{j}]") for j, t in enumerate(tols)),
+            resource_name=_need(raw, "resourceName", str, q, nullable=True),
+            networking=_need(raw, "networking", str, q),
+            additional_networks=tuple(_str_map(n, f"{q}.additionalNetworks[{j}]")
+                                      for j, n in enumerate(nets)),
+        )
+        if info.chips_per_slice != _need(raw, "chipsPerSlice", int, q):
+            raise ContractError(f"{q}.chipsPerSlice: does not equal chipsPerVm x vmsPerSlice")
+        pools.append(info)
+    nap = _need(data, "autoProvisioning", Mapping, p)
+    return StackOutputs(
+        stack=_need(data, "stack", str, p),
+        cluster=cluster,
+        kubeconfig=_need(data, "kubeconfig", str, p),
+        slice_pools=tuple(pools),
+        auto_provisioning={str(k): int(v) for k, v in nap.items()},
+        contract_version=version,
+    )

@@ -1,0 +1,266 @@
+"""Node pool arguments, built as plain data from the typed config and the catalog.
+
+Each function returns the keyword arguments of a pulumi-gcp resource (snake_case, nested
+dicts) with outside references (cluster id, service account, networks) passed in as
+opaque values, so the arithmetic and the GKE rules are tested without an engine. The
+labels, taints and tolerations here are also what the outputs contract tells the
+submitter, so a pod's selectors always match the nodes the stack declares.
+This module must not import pulumi.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.catalog import Accelerator, Taint
+from infra.config import SlicePool, StackConfig, SystemPool
+
+OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+IMAGE_TYPE = "COS_CONTAINERD"  # GPUDirect-RDMA, gVNIC and image streaming need COS
+
+SPOT_LABEL = "cloud.google.com/gke-spot"
+FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
+QUEUED_LABEL = "cloud.google.com/gke-queued"
+POOL_LABEL = "accelstack.dev/slice-pool"
+
+# GKE Standard labels Spot nodes but does not taint them; the stack taints them so that
+# only work that asked for interruptible capacity lands there.
+SPOT_TAINT = Taint(SPOT_LABEL, "true")
+# Nodes from DWS queued provisioning carry this taint (GKE sets it); tolerated, not declared.
+QUEUED_TAINT = Taint(QUEUED_LABEL, "true")
+
+
+def node_labels(pool: SlicePool) -> dict[str, str]:
+    """Labels the stack puts on every node of the pool (GKE adds its own beside them)."""
+    labels = {POOL_LABEL: pool.name, **pool.labels}
+    return labels
+
+
+def declared_taints(pool: SlicePool) -> list[Taint]:
+    """Taints declared in the node pool config. GKE adds the TPU and GPU taints itself."""
+    return [SPOT_TAINT] if pool.capacity.mode == "spot" else []
+
+
+def node_selector(pool: SlicePool) -> dict[str, str]:
+    """What a pod must select to land on this pool's nodes, and nothing else's."""
+    selector = dict(pool.accelerator.node_selector)
+    mode = pool.capacity.mode
+    if mode == "spot":
+        selector[SPOT_LABEL] = "true"
+    elif mode == "flex-start":
+        selector[FLEX_START_LABEL] = "true"
+    elif mode == "queued":
+        selector[QUEUED_LABEL] = "true"
+    if pool.accelerator.kind == "cpu":
+        selector[POOL_LABEL] = pool.name
+    return selector
+
+
+def tolerations(pool: SlicePool) -> list[dict[str, str]]:
+    """Tolerations for every taint the pool's nodes carry."""
+    taints: list[Taint] = []
+    if pool.accelerator.taint is not None:
+        taints.append(pool.accelerator.taint)
+    taints += declared_taints(pool)
+    if pool.capacity.mode == "queued":
+        taints.append(QUEUED_TAINT)
+    return [t.toleration() for t in taints]
+
+
+def vms_total(pool: SlicePool) -> int:
+    return pool.count * pool.accelerator.vms_per_slice
+
+
+def workload_policy_args(cfg: StackConfig, pool: SlicePool, index: int) -> dict[str, Any] | None:
+    """TPU7x multi-host slices need a HIGH_THROUGHPUT workload policy with their topology."""
+    accel = pool.accelerator
+    if accel.family != "tpu7x" or not accel.multi_host:
+        return None
+    return {
+        "name": f"{cfg.cluster_name}-{pool.node_pool_names()[index]}-wp"[:63],
+        "project": cfg.project,
+        "region": cfg.region,
+        "description": f"TPU7x {accel.topology} slice {pool.node_pool_names()[index]}",
+        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": accel.topology},
+    }
+
+
+def _reservation_affinity(pool: SlicePool) -> dict[str, Any] | None:
+    cap = pool.capacity
+    if cap.mode == "on-demand":
+        return None  # GKE's default: consume any matching reservation, else on-demand
+    if cap.mode != "reservation":
+        # GKE: Spot, flex-start and queued nodes are created with --reservation-affinity=none.
+        return {"consume_reservation_type": "NO_RESERVATION"}
+    assert cap.reservation is not None
+    value = cap.reservation
+    if cap.block:
+        value = f"{value}/reservationBlocks/{cap.block}"
+    return {
+        "consume_reservation_type": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": [value],
+    }
+
+
+def _guest_accelerators(pool: SlicePool) -> list[dict[str, Any]] | None:
+    accel = pool.accelerator
+    if accel.kind != "gpu":
+        return None
+    return [{
+        "type": accel.gke_accelerator,
+        "count": accel.chips_per_vm,
+        "gpu_driver_installation_config": {"gpu_driver_version": pool.gpu_driver_version},
+    }]
+
+
+def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -> dict[str, Any]:
+    accel = pool.accelerator
+    mode = pool.capacity.mode
+    node_config: dict[str, Any] = {
+        "machine_type": accel.machine_type,
+        "image_type": IMAGE_TYPE,
+        "disk_size_gb": pool.disk_size_gb,
+        "disk_type": pool.disk_type,
+        "service_account": service_account,
+        "oauth_scopes": OAUTH_SCOPES,
+        "labels": node_labels(pool),
+        "resource_labels": dict(cfg.labels),
+        "metadata": {"disable-legacy-endpoints": "true"},
+        "shielded_instance_config": {"enable_secure_boot": True,
+                                     "enable_integrity_monitoring": True},
+        "workload_metadata_config": {"mode": "GKE_METADATA"},
+        "gcfs_config": {"enabled": True},
+        "gvnic": {"enabled": True},
+    }
+    affinity = _reservation_affinity(pool)
+    if affinity is not None:
+        node_config["reservation_affinity"] = affinity
+    taints = declared_taints(pool)
+    if taints:
+        node_config["taints"] = [{"key": t.key, "value": t.value, "effect": _effect(t.effect)}
+                                 for t in taints]
+    if mode == "spot":
+        node_config["spot"] = True
+    if mode in ("flex-start", "queued"):
+        node_config["flex_start"] = True
+        if pool.capacity.max_run_seconds is not None:
+            node_config["max_run_duration"] = f"{pool.capacity.max_run_seconds}s"
+    guest = _guest_accelerators(pool)
+    if guest:
+        node_config["guest_accelerators"] = guest
+    return node_config
+
+
+def _effect(effect: str) -> str:
+    return {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE",
+            "PreferNoSchedule": "PREFER_NO_SCHEDULE"}[effect]
+
+
+def _management(pool: SlicePool) -> dict[str, bool]:
+    # GKE's flex-start and queued-provisioning pools are created with auto-repair off;
+    # clusters on a release channel must keep auto-upgrade on.
+    return {"auto_repair": not pool.capacity.autoscales_from_zero, "auto_upgrade": True}
+
+
+def _upgrade_settings(pool: SlicePool) -> dict[str, Any]:
+    # Accelerator capacity rarely has room for surge nodes: replace nodes in place, one at
+    # a time (a multi-host slice is recreated as a whole by GKE either way).
+    return {"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1}
+
+
+def slice_node_pool_args(
+    cfg: StackConfig,
+    pool: SlicePool,
+    index: int,
+    *,
+    cluster: Any,
+    service_account: Any,
+    additional_networks: list[dict[str, Any]] | None = None,
+    workload_policy: Any = None,
+) -> dict[str, Any]:
+    """Arguments of the ``index``-th node pool of a slice pool."""
+    accel = pool.accelerator
+    mode = pool.capacity.mode
+    name = pool.node_pool_names()[index]
+    args: dict[str, Any] = {
+        "name": name,
+        "cluster": cluster,
+        "project": cfg.project,
+        "location": cfg.location,
+        "node_locations": list(pool.zones),
+        "node_config": slice_node_config(cfg, pool, service_account),
+        "management": _management(pool),
+        "upgrade_settings": _upgrade_settings(pool),
+    }
+    if pool.one_pool_per_slice:
+        # One node pool per multi-host slice: GKE creates, repairs and scales the slice as a
+        # unit, so its node count is the slice's VM count (or 0..VMs for DWS capacity).
+        vms = accel.vms_per_slice
+        if pool.capacity.autoscales_from_zero:
+            args["initial_node_count"] = 0
+            args["autoscaling"] = {"total_min_node_count": 0, "total_max_node_count": vms,
+                                   "location_policy": "ANY"}
+        else:
+            args["node_count"] = vms
+        if workload_policy is not None:
+            args["placement_policy"] = {"type": "COMPACT", "policy_name": workload_policy}
+        else:
+            args["placement_policy"] = {"type": "COMPACT", "tpu_topology": accel.topology}
+    else:
+        # Single-host TPU, GPU and CPU pools autoscale between minCount and count VMs.
+        total = vms_total(pool)
+        args["initial_node_count"] = pool.min_count
+        args["autoscaling"] = {
+            "total_min_node_count": pool.min_count,
+            "total_max_node_count": total,
+            # ANY favours unused reservations and cuts Spot preemptions; GKE requires it for
+            # flex-start and queued pools.
+            "location_policy": "ANY" if mode != "on-demand" else "BALANCED",
+        }
+        if pool.placement == "compact":
+            args["placement_policy"] = {"type": "COMPACT"}
+    if mode == "queued":
+        args["queued_provisioning"] = {"enabled": True}
+    if additional_networks:
+        args["network_config"] = {"additional_node_network_configs": additional_networks}
+    return args
+
+
+def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
+                          service_account: Any) -> dict[str, Any]:
+    """The CPU pool for kube-system, Kueue, JobSet and other controllers."""
+    return {
+        "name": "system",
+        "cluster": cluster,
+        "project": cfg.project,
+        "location": cfg.location,
+        "node_locations": list(cfg.zones),
+        "initial_node_count": pool.min_nodes,
+        "autoscaling": {"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes,
+                        "location_policy": "BALANCED"},
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "upgrade_settings": {"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0},
+        "node_config": {
+            "machine_type": pool.machine_type,
+            "image_type": IMAGE_TYPE,
+            "disk_size_gb": pool.disk_size_gb,
+            "disk_type": "pd-balanced",
+            "service_account": service_account,
+            "oauth_scopes": OAUTH_SCOPES,
+            "labels": {POOL_LABEL: "system"},
+            "resource_labels": dict(cfg.labels),
+            "metadata": {"disable-legacy-endpoints": "true"},
+            "shielded_instance_config": {"enable_secure_boot": True,
+                                         "enable_integrity_monitoring": True},
+            "workload_metadata_config": {"mode": "GKE_METADATA"},
+            "gcfs_config": {"enabled": True},
+            "gvnic": {"enabled": True},
+        },
+    }
+
+
+def accelerator_summary(accel: Accelerator) -> str:
+    if accel.topology:
+        return f"{accel.name} ({accel.topology}, {accel.vms_per_slice} x {accel.machine_type})"
+    return f"{accel.name} ({accel.vms_per_slice} x {accel.machine_type})"
