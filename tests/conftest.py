@@ -1,0 +1,28 @@
+"""Shared fixtures: the example stacks and a minimal valid raw stack config."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+STACKS_DIR = ROOT / "stacks"
+STACK_FILES = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
+REFERENCE = ROOT.parent / "shared" / "reference"
+
+MINIMAL: dict[str, Any] = {
+    "project": "test-project",
+    "region": "us-central1",
+    "zones": ["us-central1-a"],
+    "clusterName": "test",
+    "slices": [{"accelerator": "v5litepod-16", "count": 1}],
+}
+
+
+@pytest.fixture
+def raw() -> dict[str, Any]:
+    """A fresh copy of a minimal valid config (keys without the accelstack: prefix)."""
+    return copy.deepcopy(MINIMAL)
