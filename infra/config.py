@@ -303,7 +303,7 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
                        " by another slice pool; give each pool its own name")
                 break
             seen[np_name] = i
-    if not pools and nap is None:
+    if not slices_raw and nap is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")
 
@@ -613,9 +613,11 @@ def _slice(r: _Reader, item: Any, path: str, zones: list[str],
     elif accel.kind == "tpu" and accel.multi_host and len(pool_zones) > 1:
         r.fail(f"{path}.zones", f"{one_of(pool_zones)}: a multi-host TPU slice lives in one "
                "zone; list a single zone")
-    if placement == "compact" and mode == "queued":
+    multi = accel.kind == "tpu" and accel.multi_host
+    if placement == "compact" and mode == "queued" and not multi:
         r.fail(f"{path}.placement", "compact placement is not supported with queued "
-               "provisioning (GKE: queued provisioning node pools take no placement policy)")
+               "provisioning (GKE: queued provisioning node pools take no compact placement "
+               "policy; only a multi-host TPU slice keeps its topology placement)")
     if accel.kind == "tpu" and accel.multi_host and placement != "compact":
         r.fail(f"{path}.placement", f"{show(placement)}: a multi-host TPU slice "
                f"({accel.name}) is placed as one compact unit with its topology; remove "
@@ -627,7 +629,6 @@ def _slice(r: _Reader, item: Any, path: str, zones: list[str],
     if mode == "flex-start" and accel.family == "v4":
         r.fail(f"{path}.capacity.mode", "flex-start does not support TPU v4 (GKE: flex-start "
                "supports TPU v5e and later)")
-    multi = accel.kind == "tpu" and accel.multi_host
     if min_count is not None:
         if multi:
             r.fail(f"{path}.minCount", f"multi-host TPU slices ({accel.name}) are created "

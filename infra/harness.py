@@ -163,12 +163,12 @@ def evaluate(raw: Mapping[str, Any], stack: str = "dev") -> Evaluation:
         return pulumi.Output.from_input(_collect())
 
     _run()
-    urn_of = {}
     for type_, name, parent, custom, deps in monitor.order:
         urn = monitor.make_urn(parent, type_, name)
-        urn_of[(type_, name)] = urn
         result.resources.append(Resource(urn, type_, name, parent, custom,
                                          mocks.inputs.get((type_, name), {}), deps))
+    # Registration order depends on when inputs resolve; sort for stable results.
+    result.resources.sort(key=lambda r: r.urn)
     return result
 
 

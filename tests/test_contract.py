@@ -1,0 +1,70 @@
+"""The outputs contract: what the program exports is what the loader reads."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from infra import contract, harness
+from conftest import STACK_FILES
+
+
+@pytest.fixture(scope="module")
+def exported() -> dict[str, Any]:
+    ev = harness.evaluate_file(STACK_FILES[0])
+    return harness.plain_outputs(ev, reveal=True)
+
+
+def test_round_trip_through_json(exported: dict[str, Any]) -> None:
+    data = json.loads(json.dumps(exported))
+    loaded = contract.load(data)
+    assert loaded.to_dict() == data["accelstack"]
+
+
+def test_loader_accepts_the_output_value_alone(exported: dict[str, Any]) -> None:
+    assert contract.load(exported["accelstack"]) == contract.load(exported)
+
+
+def test_every_exported_key_is_read(exported: dict[str, Any]) -> None:
+    # A key the program exports but the loader ignores would drift unnoticed.
+    data = exported["accelstack"]
+    assert set(contract.load(data).to_dict()) == set(data)
+    pool = data["slicePools"][0]
+    assert set(contract.load(data).to_dict()["slicePools"][0]) == set(pool)
+
+
+def test_incompatible_version_is_refused(exported: dict[str, Any]) -> None:
+    data = copy.deepcopy(exported)
+    data["accelstack"]["contractVersion"] = 99
+    with pytest.raises(contract.ContractError) as e:
+        contract.load(data)
+    assert str(e.value) == (
+        "stack outputs: contract version 99 is not supported; this version of accelstack "
+        "reads version 1 (run `pulumi up` with the same accelstack version, or upgrade the "
+        "submitter)")
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d["cluster"].pop("endpoint"), "outputs.cluster.endpoint: missing"),
+    (lambda d: d["slicePools"][0].update(chipsPerVm="4"),
+     "outputs.slicePools[0].chipsPerVm: '4' is not int"),
+    (lambda d: d["slicePools"][0].update(chipsPerSlice=3),
+     "outputs.slicePools[0].chipsPerSlice: does not equal chipsPerVm x vmsPerSlice"),
+    (lambda d: d["slicePools"][0]["nodeSelector"].update(x=1),
+     "outputs.slicePools[0].nodeSelector: not a mapping of strings"),
+    (lambda d: d.pop("kubeconfig"), "outputs.kubeconfig: missing"),
+])
+def test_bad_outputs_name_the_field(exported: dict[str, Any], mutate: Any, message: str) -> None:
+    data = copy.deepcopy(exported["accelstack"])
+    mutate(data)
+    with pytest.raises(contract.ContractError) as e:
+        contract.load(data)
+    assert str(e.value) == message
+
+
+def test_not_an_object() -> None:
+    with pytest.raises(contract.ContractError):
+        contract.load(["nope"])

@@ -1,0 +1,340 @@
+"""The Pulumi program under the SDK's mock engine: every stack, every resource's inputs."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from infra import contract, harness
+from infra.harness import Evaluation
+from conftest import MINIMAL, STACK_FILES
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+NETWORK = "gcp:compute/network:Network"
+SUBNET = "gcp:compute/subnetwork:Subnetwork"
+POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
+
+
+def _ev(**overrides: Any) -> Evaluation:
+    raw = copy.deepcopy(MINIMAL)
+    raw.update(overrides)
+    return harness.evaluate(raw, "test")
+
+
+def _pools(ev: Evaluation) -> dict[str, dict[str, Any]]:
+    return {r.name: harness._plain(r.inputs) for r in ev.of_type(NODE_POOL)}
+
+
+@pytest.fixture(scope="module", params=STACK_FILES, ids=lambda p: p.name)
+def stack(request: pytest.FixtureRequest) -> Evaluation:
+    return harness.evaluate_file(request.param)
+
+
+# ----------------------------------------------------------------------------------
+# Every example stack
+
+
+def test_cluster_settings(stack: Evaluation) -> None:
+    cfg = stack.config
+    [cluster] = stack.of_type(CLUSTER)
+    c = harness._plain(cluster.inputs)
+    assert c["name"] == cfg.cluster_name
+    assert c["project"] == cfg.project
+    assert c["location"] == cfg.region
+    assert c["nodeLocations"] == list(cfg.zones)
+    assert c["removeDefaultNodePool"] is True
+    assert c["workloadIdentityConfig"] == {"workloadPool": f"{cfg.project}.svc.id.goog"}
+    assert c["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert c["enableShieldedNodes"] is True
+    assert c["nodePoolDefaults"] == {"nodeConfigDefaults": {"gcfsConfig": {"enabled": True}}}
+    assert c["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
+    assert c["loggingConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS", "WORKLOADS"]}
+    assert c["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS"]
+    assert c["deletionProtection"] is cfg.deletion_protection
+    assert c["resourceLabels"] == dict(cfg.labels)
+    assert c["releaseChannel"] == {"channel": cfg.release_channel}
+    assert c["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert c["ipAllocationPolicy"] == {"clusterSecondaryRangeName": "pods",
+                                       "servicesSecondaryRangeName": "services"}
+    sa = stack.of_type("gcp:serviceaccount/account:Account")[0]
+    assert c["nodeConfig"]["serviceAccount"] == \
+        f"{sa.inputs['accountId']}@{cfg.project}.iam.gserviceaccount.com"
+    assert c.get("enableMultiNetworking", False) is cfg.needs_multi_networking
+    if cfg.authorized_networks:
+        assert c["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
+            {"cidrBlock": a.cidr, "displayName": a.name} for a in cfg.authorized_networks]
+    if cfg.maintenance:
+        assert c["maintenancePolicy"]["recurringWindow"]["recurrence"] == \
+            cfg.maintenance.recurrence
+
+
+def test_node_service_account_is_least_privilege(stack: Evaluation) -> None:
+    roles = sorted(harness._plain(r.inputs)["role"]
+                   for r in stack.of_type("gcp:projects/iAMMember:IAMMember"))
+    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+    for r in stack.of_type("gcp:projects/iAMMember:IAMMember"):
+        assert r.inputs["member"].startswith("serviceAccount:")
+
+
+def test_node_pools_match_the_declared_slices(stack: Evaluation) -> None:
+    cfg = stack.config
+    pools = _pools(stack)
+    expected = {"system"} | {n for p in cfg.slices for n in p.node_pool_names()}
+    assert set(pools) == expected
+    for pool in cfg.slices:
+        a = pool.accelerator
+        for name in pool.node_pool_names():
+            np = pools[name]
+            nc = np["nodeConfig"]
+            assert np["name"] == name
+            assert np["nodeLocations"] == list(pool.zones)
+            assert nc["machineType"] == a.machine_type
+            assert nc["imageType"] == "COS_CONTAINERD"
+            assert nc["labels"]["accelstack.dev/slice-pool"] == pool.name
+            assert nc["shieldedInstanceConfig"] == {"enableSecureBoot": True,
+                                                    "enableIntegrityMonitoring": True}
+            assert nc["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+            assert nc["resourceLabels"] == dict(cfg.labels)
+            if a.kind == "tpu" and a.multi_host:
+                assert np["nodeCount"] == a.vms_per_slice
+                assert np["placementPolicy"] == {"type": "COMPACT", "tpuTopology": a.topology}
+                assert "autoscaling" not in np
+            else:
+                assert np["autoscaling"]["totalMaxNodeCount"] == pool.count * a.vms_per_slice
+            mode = pool.capacity.mode
+            assert nc.get("spot", False) is (mode == "spot")
+            assert nc.get("flexStart", False) is (mode in ("flex-start", "queued"))
+            if mode == "spot":
+                assert nc["taints"] == [{"key": "cloud.google.com/gke-spot", "value": "true",
+                                         "effect": "NO_SCHEDULE"}]
+            else:
+                assert "taints" not in nc
+            if mode == "reservation":
+                assert nc["reservationAffinity"] == {
+                    "consumeReservationType": "SPECIFIC_RESERVATION",
+                    "key": "compute.googleapis.com/reservation-name",
+                    "values": [pool.capacity.reservation]}
+
+
+def test_resources_live_in_components(stack: Evaluation) -> None:
+    comps = {r.urn: r for r in stack.resources if not r.custom}
+    assert {r.type for r in comps.values()} <= {
+        "accelstack:network:ClusterNetwork", "accelstack:network:GpuDataNetworks",
+        "accelstack:cluster:GkeCluster", "accelstack:nodepool:SystemNodePool",
+        "accelstack:nodepool:SliceNodePools"}
+    for r in stack.resources:
+        if r.custom:
+            assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"
+
+
+def test_exports_the_contract(stack: Evaluation) -> None:
+    assert stack.secret_outputs == {"accelstack.kubeconfig"}
+    masked = harness.plain_outputs(stack)
+    assert masked["accelstack"]["kubeconfig"] == "[secret]"
+    outputs = contract.load(harness.plain_outputs(stack, reveal=True))
+    cfg = stack.config
+    assert outputs.contract_version == contract.CONTRACT_VERSION
+    assert outputs.cluster.name == cfg.cluster_name
+    assert outputs.cluster.endpoint == harness.PREVIEW_ENDPOINT
+    assert "gke-gcloud-auth-plugin" in outputs.kubeconfig
+    assert [p.name for p in outputs.slice_pools] == [p.name for p in cfg.slices]
+    for info, pool in zip(outputs.slice_pools, cfg.slices):
+        assert info.accelerator == pool.accelerator.name
+        assert info.slice_count == pool.count
+        assert info.node_pools == tuple(pool.node_pool_names())
+        assert info.capacity_mode == pool.capacity.mode
+        for key, value in pool.accelerator.node_selector.items():
+            assert info.node_selector[key] == value
+
+
+# ----------------------------------------------------------------------------------
+# Particular stacks and capacity modes
+
+
+def _by_file(name: str) -> Evaluation:
+    [path] = [p for p in STACK_FILES if p.name == name]
+    return harness.evaluate_file(path)
+
+
+def test_v5e_spot_two_slices() -> None:
+    ev = _by_file("Pulumi.v5e-spot.yaml")
+    pools = _pools(ev)
+    assert sorted(pools) == ["system", "v5litepod-16-0", "v5litepod-16-1"]
+    for name in ("v5litepod-16-0", "v5litepod-16-1"):
+        np = pools[name]
+        assert np["nodeCount"] == 4
+        assert np["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x4"}
+        assert np["nodeConfig"]["machineType"] == "ct5lp-hightpu-4t"
+        assert np["nodeConfig"]["spot"] is True
+        assert np["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
+    out = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools[0]
+    assert out.node_selector == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "4x4",
+        "cloud.google.com/gke-spot": "true"}
+    assert [t["key"] for t in out.tolerations] == ["google.com/tpu", "cloud.google.com/gke-spot"]
+    assert ev.of_type("gcp:compute/routerNat:RouterNat")
+
+
+def test_v5p_reservation() -> None:
+    np = _pools(_by_file("Pulumi.v5p-reserved.yaml"))["v5p-128-0"]
+    assert np["nodeCount"] == 16
+    assert np["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x4x4"}
+    assert np["nodeConfig"]["machineType"] == "ct5p-hightpu-4t"
+    assert np["nodeConfig"]["reservationAffinity"]["values"] == ["v5p-128-reservation"]
+
+
+def test_trillium_four_slices() -> None:
+    pools = _pools(_by_file("Pulumi.v6e-training.yaml"))
+    names = [n for n in pools if n != "system"]
+    assert names == [f"v6e-256-{i}" for i in range(4)]
+    for n in names:
+        assert pools[n]["nodeCount"] == 64
+        assert pools[n]["placementPolicy"]["tpuTopology"] == "16x16"
+        assert pools[n]["nodeConfig"]["diskSizeGb"] == 300
+        assert "reservationAffinity" not in pools[n]["nodeConfig"]
+
+
+def test_a3_mega_networks() -> None:
+    ev = _by_file("Pulumi.a3mega.yaml")
+    np = _pools(ev)["h100-mega-80gb-8"]
+    nets = [harness._plain(r.inputs) for r in ev.of_type(NETWORK)]
+    data = [n for n in nets if n["name"].startswith("a3mega-tcpxo-")]
+    assert len(data) == 8 and all(n["mtu"] == 8244 for n in data)
+    subnets = sorted((harness._plain(r.inputs) for r in ev.of_type(SUBNET)
+                      if r.name.startswith("a3mega-tcpxo-")), key=lambda s: s["name"])
+    assert [s["ipCidrRange"] for s in subnets] == [f"192.168.{i}.0/24" for i in range(8)]
+    extra = np["networkConfig"]["additionalNodeNetworkConfigs"]
+    assert extra == [{"network": f"a3mega-tcpxo-b-net-{i}", "subnetwork": f"a3mega-tcpxo-b-net-{i}-sub"}
+                     for i in range(1, 9)]
+    assert np["nodeConfig"]["guestAccelerators"] == [{
+        "type": "nvidia-h100-mega-80gb", "count": 8,
+        "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}]
+    assert np["nodeConfig"]["gvnic"] == {"enabled": True}
+    assert np["placementPolicy"] == {"type": "COMPACT"}
+    assert np["autoscaling"] == {"totalMinNodeCount": 2, "totalMaxNodeCount": 2,
+                                 "locationPolicy": "BALANCED"}
+    # node pools must wait for their data networks
+    pool_comp = ev.named("h100-mega-80gb-8", "accelstack:nodepool:SliceNodePools")
+    assert any("GpuDataNetworks" in d for d in pool_comp.dependencies)
+    assert len(ev.of_type("gcp:compute/firewall:Firewall")) == 8
+
+
+def test_rdma_networks_for_b200() -> None:
+    ev = _ev(region="us-south1", zones=["us-south1-b"],
+             slices=[{"accelerator": "b200-8", "count": 4,
+                      "capacity": {"mode": "reservation", "reservation": "a4-res", "block": "blk-1"}}])
+    nets = {r.name: harness._plain(r.inputs) for r in ev.of_type(NETWORK)}
+    assert nets["test-rdma-b-rdma"]["networkProfile"] == "us-south1-b-vpc-roce"
+    assert nets["test-rdma-b-rdma"]["mtu"] == 8896
+    assert "networkProfile" not in nets["test-rdma-b-gvnic"]
+    np = _pools(ev)["b200-8"]
+    extra = np["networkConfig"]["additionalNodeNetworkConfigs"]
+    assert len(extra) == 9
+    assert extra[0] == {"network": "test-rdma-b-gvnic", "subnetwork": "test-rdma-b-gvnic-sub"}
+    assert extra[1:] == [{"network": "test-rdma-b-rdma", "subnetwork": f"test-rdma-b-rdma-sub-{i}"}
+                         for i in range(8)]
+    assert np["nodeConfig"]["reservationAffinity"]["values"] == ["a4-res/reservationBlocks/blk-1"]
+    assert np["autoscaling"]["totalMinNodeCount"] == 4
+    # RoCE VPCs take no firewall rules; the gVNIC VPC gets one
+    assert [r.name for r in ev.of_type("gcp:compute/firewall:Firewall")] == ["test-rdma-b-gvnic-internal"]
+
+
+def test_queued_multi_host_tpu() -> None:
+    ev = _ev(slices=[{"accelerator": "v5p-64", "count": 2,
+                      "capacity": {"mode": "queued", "maxRunDuration": "3d"}}])
+    pools = _pools(ev)
+    for i in range(2):
+        np = pools[f"v5p-64-{i}"]
+        assert np["queuedProvisioning"] == {"enabled": True}
+        assert np["initialNodeCount"] == 0
+        assert np["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 8,
+                                     "locationPolicy": "ANY"}
+        assert np["management"] == {"autoRepair": False, "autoUpgrade": True}
+        assert np["nodeConfig"]["flexStart"] is True
+        assert np["nodeConfig"]["maxRunDuration"] == "259200s"
+        assert np["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
+    out = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools[0]
+    assert out.node_selector["cloud.google.com/gke-queued"] == "true"
+    assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true",
+            "effect": "NoSchedule"} in out.tolerations
+
+
+def test_flex_start_single_host_tpu() -> None:
+    np = _pools(_ev(slices=[{"accelerator": "v6e-8-1vm", "count": 6, "capacity": "flex-start"}]))[
+        "v6e-8-1vm"]
+    assert np["nodeConfig"]["machineType"] == "ct6e-standard-8t"
+    assert np["nodeConfig"]["flexStart"] is True
+    assert "queuedProvisioning" not in np
+    assert np["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 6,
+                                 "locationPolicy": "ANY"}
+    assert "placementPolicy" not in np
+
+
+def test_ironwood_workload_policy() -> None:
+    ev = _ev(region="us-central1", slices=[{"accelerator": "tpu7x-4x4x4", "count": 2}])
+    policies = {r.name: harness._plain(r.inputs) for r in ev.of_type(POLICY)}
+    assert sorted(policies) == ["tpu7x-128-0-wp", "tpu7x-128-1-wp"]
+    assert policies["tpu7x-128-0-wp"]["workloadPolicy"] == {
+        "type": "HIGH_THROUGHPUT", "acceleratorTopology": "4x4x4"}
+    np = _pools(ev)["tpu7x-128-0"]
+    assert np["placementPolicy"] == {"type": "COMPACT", "policyName": "test-tpu7x-128-0-wp"}
+    assert np["nodeCount"] == 16
+    # single-host Ironwood takes no workload policy
+    ev1 = _ev(slices=[{"accelerator": "tpu7x-8", "count": 3}])
+    assert ev1.of_type(POLICY) == []
+
+
+def test_node_auto_provisioning_limits() -> None:
+    ev = _ev(slices=[], nodeAutoProvisioning={
+        "cpu": 512, "memoryGb": 2048, "accelerators": {"tpu-v6e-slice": 256, "nvidia-l4": 16}})
+    c = harness._plain(ev.of_type(CLUSTER)[0].inputs)
+    ca = c["clusterAutoscaling"]
+    assert ca["enabled"] is True
+    assert ca["resourceLimits"] == [
+        {"resourceType": "cpu", "minimum": 0, "maximum": 512},
+        {"resourceType": "memory", "minimum": 0, "maximum": 2048},
+        {"resourceType": "nvidia-l4", "minimum": 0, "maximum": 16},
+        {"resourceType": "tpu-v6e-slice", "minimum": 0, "maximum": 256},
+    ]
+    outputs = contract.load(harness.plain_outputs(ev, reveal=True))
+    assert outputs.auto_provisioning == {"tpu-v6e-slice": 256, "nvidia-l4": 16}
+
+
+def test_existing_network_is_used_not_created() -> None:
+    ev = _ev(network={"create": False, "name": "shared-vpc", "subnetwork": "gke-nodes"},
+             privateNodes=True)
+    assert ev.of_type(NETWORK) == [] and ev.of_type(SUBNET) == []
+    assert ev.of_type("gcp:compute/routerNat:RouterNat") == []
+    c = harness._plain(ev.of_type(CLUSTER)[0].inputs)
+    assert (c["network"], c["subnetwork"]) == ("shared-vpc", "gke-nodes")
+
+
+def test_pinned_version_without_channel() -> None:
+    c = harness._plain(_ev(gkeVersion="1.33.5-gke.1080000").of_type(CLUSTER)[0].inputs)
+    assert c["minMasterVersion"] == "1.33.5-gke.1080000"
+    assert c["releaseChannel"] == {"channel": "UNSPECIFIED"}
+
+
+def test_cpu_pool_selects_its_pool() -> None:
+    ev = _ev(slices=[{"accelerator": "n2-standard-32-4", "count": 2}])
+    np = _pools(ev)["n2-standard-32-4"]
+    assert np["nodeConfig"]["machineType"] == "n2-standard-32"
+    assert np["autoscaling"]["totalMaxNodeCount"] == 8
+    assert "guestAccelerators" not in np["nodeConfig"]
+    out = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools[0]
+    assert out.node_selector == {"node.kubernetes.io/instance-type": "n2-standard-32",
+                                 "accelstack.dev/slice-pool": "n2-standard-32-4"}
+    assert out.tolerations == () and out.resource_name is None
+
+
+def test_evaluation_is_deterministic() -> None:
+    def snapshot(ev: Evaluation) -> list[tuple[str, str, Any]]:
+        return [(r.type, r.name, harness._plain(r.inputs)) for r in ev.resources]
+    path = STACK_FILES[0]
+    assert snapshot(harness.evaluate_file(path)) == snapshot(harness.evaluate_file(path))
+
+
