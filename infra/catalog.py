@@ -250,6 +250,10 @@ class UnknownAccelerator(ValueError):
         super().__init__(f"{reason}{hint}")
 
 
+def _article(word: str) -> str:
+    return "an" if word[:1] in "AEIOU" else "a"
+
+
 def _or_list(items: list[str]) -> str:
     if len(items) == 1:
         return items[0]
@@ -282,9 +286,11 @@ def is_valid_3d(gen: TpuGeneration, dims: tuple[int, ...]) -> bool:
     if len(dims) != 3 or any(d < 1 for d in dims):
         return False
     shape = "x".join(map(str, dims))
-    if shape in gen.single_vm:
+    if shape in gen.single_vm or shape == "2x2x1":
         return True
-    if shape in ("2x2x1", "2x2x2", "2x2x4", "2x4x4"):
+    if gen.single_vm_only:
+        return False
+    if shape in ("2x2x2", "2x2x4", "2x4x4"):
         return True
     a, b, c = dims
     if not a <= b <= c:
@@ -512,7 +518,7 @@ def _unknown(original: str, key: str) -> UnknownAccelerator:
     for m in GPU_MODELS:
         if key.startswith(m.name_prefix + "-"):
             same = [n for n in gpu_names if n.startswith(m.name_prefix + "-")]
-            return UnknownAccelerator(original, f"'{original}' is not an {m.display} machine",
+            return UnknownAccelerator(original, f"'{original}' is not {_article(m.display)} {m.display} machine",
                                       _closest(key, same))
     everything = list(_tpu_table()[1]) + gpu_names + list(CPU_EXAMPLES)
     return UnknownAccelerator(original, f"'{original}' is not a known accelerator",
@@ -521,7 +527,7 @@ def _unknown(original: str, key: str) -> UnknownAccelerator:
 
 def _closest(key: str, pool: list[str]) -> list[str]:
     """Nearest names: by number for count-form names, else by spelling."""
-    m = re.match(r"^([a-z0-9]+)-(\d+)$", key)
+    m = re.match(r"^([a-z0-9-]+?)-(\d+)$", key)
     if m:
         prefix, n = m.group(1), int(m.group(2))
         numbered = []

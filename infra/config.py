@@ -36,6 +36,10 @@ _GKE_VERSION = re.compile(r"^\d+\.\d+(\.\d+(-gke\.\d+)?)?$")
 _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(Z|[+-]\d\d:\d\d)$")
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 
+# Ranges GKE accepts for nodes, pods and services: RFC 1918 and RFC 6598 shared space.
+_PRIVATE_RANGES = tuple(ipaddress.ip_network(n) for n in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"))
+
 # GKE minimum versions stated in its docs, checked when a stack pins a version.
 MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)
 MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
@@ -291,16 +295,20 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
 
     slices_raw = r.get(top, "slices", "", list, default=[])
     pools: list[SlicePool] = []
+    seen: dict[str, int] = {}
     for i, item in enumerate(slices_raw):
         pool = _slice(r, item, f"slices[{i}]", zones, version)
-        if pool is not None:
-            pools.append(pool)
-    seen: dict[str, int] = {}
-    for i, pool in enumerate(pools):
+        if pool is None:
+            continue
+        pools.append(pool)
         for np_name in pool.node_pool_names():
-            if np_name in seen or np_name == "system":
+            if np_name == "system":
+                r.fail(f"slices[{i}].name", "'system' is the name of the stack's system node "
+                       "pool; give the slice pool another name")
+                break
+            if np_name in seen:
                 r.fail(f"slices[{i}].name", f"node pool name {show(np_name)} is already used"
-                       " by another slice pool; give each pool its own name")
+                       f" by slices[{seen[np_name]}]; give each pool its own name")
                 break
             seen[np_name] = i
     if not slices_raw and nap is None:
@@ -342,8 +350,9 @@ def _cidr(r: _Reader, raw: Mapping[str, Any], key: str, path: str, default: str)
     except ValueError:
         r.fail(f"{path}.{key}", f"{show(value)} is not a CIDR block such as 10.0.0.0/20")
         return default
-    if not net.is_private:
-        r.fail(f"{path}.{key}", f"{show(value)} is not a private (RFC 1918) range")
+    if not any(net.subnet_of(p) for p in _PRIVATE_RANGES if p.version == net.version):
+        r.fail(f"{path}.{key}", f"{show(value)} is not inside a private range "
+               f"({one_of(str(p) for p in _PRIVATE_RANGES)})")
     return value
 
 
@@ -356,7 +365,7 @@ def _network(r: _Reader, value: Any, cluster: str) -> Network:
     subnet = r.get(raw, "subnetwork", path, str,
                    default=f"{cluster}-nodes" if create else None, required=not create)
     for key, val in (("name", name), ("subnetwork", subnet)):
-        if val is not None:
+        if val is not None and key in raw:  # defaults derive from the checked cluster name
             r.check(bool(_GKE_NAME.match(val)) and len(val) <= 63, f"{path}.{key}",
                     f"{show(val)} is not a valid VPC resource name (1-63 lowercase letters, "
                     "digits and hyphens)")
@@ -484,7 +493,7 @@ def _auto_provisioning(r: _Reader, value: Any) -> AutoProvisioning | None:
             r.fail(where, f"{show(limit)} is not a positive chip count")
         else:
             accels[key] = limit
-    if not accels:
+    if not accel_raw:
         r.fail(f"{path}.accelerators", "lists no accelerator limits; auto-provisioning "
                "creates accelerator pools only up to these limits")
     return AutoProvisioning(cpu, mem, accels)
@@ -643,13 +652,13 @@ def _slice(r: _Reader, item: Any, path: str, zones: list[str],
         min_count = count if mode == "reservation" else 0
     if version is not None:
         v = _version_tuple(version)
-        if mode in ("flex-start", "queued") and len(version.split(".")) > 2 \
-                and v < MIN_VERSION_FLEX_START:
+        full = len(version.split(".")) > 2
+        if mode in ("flex-start", "queued") and (
+                v[:2] < MIN_VERSION_FLEX_START[:2] or full and v < MIN_VERSION_FLEX_START):
             r.fail(f"{path}.capacity.mode", f"{mode} needs GKE 1.33.0-gke.1712000 or later; "
                    f"gkeVersion is {version}")
-        if accel.family == "tpu7x" and v[:2] < (1, 34) or (
-                accel.family == "tpu7x" and len(version.split(".")) > 2
-                and v < MIN_VERSION_TPU7X):
+        if accel.family == "tpu7x" and (
+                v[:2] < MIN_VERSION_TPU7X[:2] or full and v < MIN_VERSION_TPU7X):
             r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
                    f"later; gkeVersion is {version}")
     if len(r.problems) > before:
