@@ -173,11 +173,25 @@ GPU_MODELS: tuple[GpuModel, ...] = (
 )
 
 # CPU pools are named <machine type>-<VMs>, as in xpk (n2-standard-32-4 is four VMs).
-_CPU_SERIES = ("c2", "c2d", "c3", "c3d", "c4", "c4a", "c4d", "e2", "m1", "m2", "m3",
-               "n1", "n2", "n2d", "n4", "t2a", "t2d")
-_CPU_RE = re.compile(
-    r"^(?P<machine>(?P<series>[a-z0-9]+)-(?P<shape>standard|highmem|highcpu|megamem|ultramem)"
-    r"-(?P<vcpus>\d+))-(?P<vms>\d+)$")
+# Memory per vCPU of the predefined shapes (Compute Engine machine families); quotas use
+# it, so only series-shapes listed here are accepted.
+CPU_GB_PER_VCPU: dict[str, float] = {
+    "n1-standard": 3.75, "n1-highmem": 6.5, "n1-highcpu": 0.9,
+    "n2-standard": 4, "n2-highmem": 8, "n2-highcpu": 1,
+    "n2d-standard": 4, "n2d-highmem": 8, "n2d-highcpu": 1,
+    "n4-standard": 4, "n4-highmem": 8, "n4-highcpu": 2,
+    "e2-standard": 4, "e2-highmem": 8, "e2-highcpu": 1,
+    "c2-standard": 4,
+    "c2d-standard": 4, "c2d-highmem": 8, "c2d-highcpu": 2,
+    "c3-standard": 4, "c3-highmem": 8, "c3-highcpu": 2,
+    "c3d-standard": 4, "c3d-highmem": 8,
+    "c4-standard": 3.75, "c4-highmem": 7.75, "c4-highcpu": 2,
+    "c4a-standard": 4, "c4a-highmem": 8, "c4a-highcpu": 2,
+    "c4d-standard": 3.875, "c4d-highmem": 7.875, "c4d-highcpu": 1.875,
+    "t2d-standard": 4, "t2a-standard": 4,
+}
+_CPU_RE = re.compile(r"^(?P<machine>(?P<series>[a-z][a-z0-9]*)-(?P<shape>[a-z]+)-(?P<vcpus>\d+))"
+                     r"-(?P<vms>\d+)$")
 CPU_FAMILY = "cpu"
 
 
@@ -426,7 +440,7 @@ def _gpu_table() -> dict[str, Accelerator]:
 
 def _cpu_entry(name: str) -> Accelerator | None:
     m = _CPU_RE.match(name)
-    if not m or m.group("series") not in _CPU_SERIES:
+    if not m or f"{m.group('series')}-{m.group('shape')}" not in CPU_GB_PER_VCPU:
         return None
     vcpus, vms = int(m.group("vcpus")), int(m.group("vms"))
     if vcpus < 1 or vms < 1:
@@ -446,8 +460,14 @@ def _cpu_entry(name: str) -> Accelerator | None:
 
 
 # Examples listed by `submit accelerators`; any <machine type>-<VMs> of a known series resolves.
-CPU_EXAMPLES = ("n2-standard-32-1", "n2-standard-32-4", "n2-standard-64-1", "m1-megamem-96-1",
+CPU_EXAMPLES = ("n2-standard-32-1", "n2-standard-32-4", "n2-standard-64-1", "n2-highmem-32-1",
                 "c3-standard-88-1", "c4-standard-96-1")
+
+
+def memory_gb(accel: Accelerator) -> float:
+    """Memory of one VM of a CPU entry, from its series-shape's GB per vCPU."""
+    series_shape = accel.machine_type.rsplit("-", 1)[0]
+    return CPU_GB_PER_VCPU[series_shape] * accel.chips_per_vm
 
 
 def families() -> list[str]:

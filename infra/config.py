@@ -11,11 +11,13 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping
 
-from infra import catalog
+from infra import addons_config, catalog
+from infra.addons_config import Addons, CachedImage, Queues
 from infra.catalog import Accelerator
 from infra.errors import ConfigError, did_you_mean, one_of, show
+from infra.reader import Reader as _Reader
 
 CAPACITY_MODES = ("on-demand", "spot", "reservation", "flex-start", "queued")
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
@@ -34,6 +36,8 @@ _LABEL_KEY = re.compile(r"^[a-z][-_a-z0-9]{0,62}$")
 _LABEL_VALUE = re.compile(r"^[-_a-z0-9]{0,63}$")
 _GKE_VERSION = re.compile(r"^\d+\.\d+(\.\d+(-gke\.\d+)?)?$")
 _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(Z|[+-]\d\d:\d\d)$")
+_DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
+                         r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 
 # Ranges GKE accepts for nodes, pods and services: RFC 1918 and RFC 6598 shared space.
@@ -76,6 +80,7 @@ class SlicePool:
     disk_type: str
     gpu_driver_version: str
     labels: Mapping[str, str] = field(default_factory=dict)
+    secondary_boot_disk: str | None = None  # disk image with pre-loaded container images
 
     @property
     def chips(self) -> int:
@@ -153,6 +158,9 @@ class StackConfig:
     system_pool: SystemPool
     slices: tuple[SlicePool, ...]
     auto_provisioning: AutoProvisioning | None
+    addons: Addons
+    queues: Queues
+    image_cache: tuple[CachedImage, ...] = ()
 
     @property
     def location(self) -> str:
@@ -164,67 +172,16 @@ class StackConfig:
         return any(p.accelerator.networking != "none" for p in self.slices)
 
 
-# ----------------------------------------------------------------------------------
-# A small typed reader: each call checks one key and records a precise message.
-
-T = TypeVar("T")
-
-
-class _Reader:
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-
-    def fail(self, path: str, message: str) -> None:
-        self.problems.append(f"{path}: {message}")
-
-    def obj(self, value: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            self.fail(path, f"{show(value)} is not a mapping; expected keys: {one_of(allowed)}")
-            return {}
-        for key in value:
-            if key not in allowed:
-                self.fail(f"{path}.{key}" if path else str(key),
-                          f"unknown key{did_you_mean(str(key), allowed)} "
-                          f"(allowed: {one_of(allowed)})")
-        return dict(value)
-
-    def get(self, raw: Mapping[str, Any], key: str, path: str, kind: type[T] | tuple[type, ...],
-            default: Any = None, required: bool = False) -> Any:
-        where = f"{path}.{key}" if path else key
-        if key not in raw or raw[key] is None:
-            if required:
-                self.fail(where, "is required")
-            return default
-        value = raw[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if bool not in kinds and isinstance(value, bool) or not isinstance(value, kinds):
-            names = " or ".join(_type_name(k) for k in kinds)
-            self.fail(where, f"{show(value)} is not {names}")
-            return default
-        return value
-
-    def check(self, ok: bool, path: str, message: str) -> bool:
-        if not ok:
-            self.fail(path, message)
-        return ok
-
-
-def _type_name(kind: type) -> str:
-    return {str: "a string", int: "an integer", bool: "true or false", list: "a list",
-            dict: "a mapping"}.get(kind, kind.__name__)
-
-
 TOP_LEVEL_KEYS = (
     "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
+    "addons", "queues", "imageCache",
 )
 NETWORK_KEYS = ("create", "name", "subnetwork", "nodesCidr", "podsCidr", "servicesCidr",
                 "podsRangeName", "servicesRangeName", "masterCidr", "mtu", "gpuNetworksCidr")
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
-              "diskSizeGb", "diskType", "gpuDriverVersion", "labels")
+              "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk")
 CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration")
 SYSTEM_POOL_KEYS = ("machineType", "minNodes", "maxNodes", "diskSizeGb")
 NAP_KEYS = ("cpu", "memoryGb", "accelerators")
@@ -311,6 +268,9 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
                        f" by slices[{seen[np_name]}]; give each pool its own name")
                 break
             seen[np_name] = i
+    addons = addons_config.parse_addons(r, top.get("addons"))
+    queues = addons_config.parse_queues(r, top.get("queues"), pools)
+    image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools)
     if not slices_raw and nap is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")
@@ -324,7 +284,8 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
         private_nodes=private_nodes, private_endpoint=private_endpoint,
         authorized_networks=tuple(authorized), maintenance=maintenance,
         deletion_protection=deletion_protection, labels=labels, system_pool=system_pool,
-        slices=tuple(pools), auto_provisioning=nap,
+        slices=tuple(pools), auto_provisioning=nap, addons=addons, queues=queues,
+        image_cache=image_cache,
     )
     from infra.network_spec import subnets_needed  # late: network_spec reads this module
 
@@ -603,6 +564,10 @@ def _slice(r: _Reader, item: Any, path: str, zones: list[str],
         r.fail(f"{path}.gpuDriverVersion", f"{show(driver)} is not a GKE GPU driver version; "
                f"allowed: {one_of(GPU_DRIVER_VERSIONS)}")
     labels = _labels(r, raw.get("labels"), f"{path}.labels")
+    boot_disk = r.get(raw, "secondaryBootDisk", path, str)
+    if boot_disk is not None and not _DISK_IMAGE.match(boot_disk):
+        r.fail(f"{path}.secondaryBootDisk", f"{show(boot_disk)} is not a disk image "
+               "(global/images/NAME or projects/PROJECT/global/images/NAME)")
     name = r.get(raw, "name", path, str, default=accel.name if accel else None)
     if accel is None or capacity is None or name is None or len(r.problems) > before:
         return None
@@ -666,7 +631,7 @@ def _slice(r: _Reader, item: Any, path: str, zones: list[str],
     return SlicePool(
         name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
         placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
-        gpu_driver_version=driver, labels=labels,
+        gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
     )
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from infra.addons_config import PRIORITY_CLASSES
 from infra.config import SlicePool, StackConfig
 from infra.nodepool_spec import node_selector, tolerations
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2  # 2: queues, priority classes, add-on versions, cached images
 OUTPUT_NAME = "accelstack"
 
 
@@ -59,13 +60,32 @@ class SlicePoolInfo:
 
 
 @dataclass(frozen=True)
+class LocalQueueInfo:
+    name: str
+    namespace: str
+    cluster_queue: str
+
+
+@dataclass(frozen=True)
 class StackOutputs:
     stack: str
     cluster: ClusterInfo
     kubeconfig: str
     slice_pools: tuple[SlicePoolInfo, ...]
+    workload_namespace: str
+    local_queues: tuple[LocalQueueInfo, ...]
+    priority_classes: tuple[str, ...]
+    jobset_version: str
+    kueue_version: str
+    cached_images: tuple[str, ...] = ()
     auto_provisioning: Mapping[str, int] = field(default_factory=dict)
     contract_version: int = CONTRACT_VERSION
+
+    def local_queue(self, namespace: str) -> LocalQueueInfo | None:
+        for q in self.local_queues:
+            if q.namespace == namespace:
+                return q
+        return None
 
     def pool(self, name: str) -> SlicePoolInfo | None:
         for p in self.slice_pools:
@@ -88,6 +108,13 @@ class StackOutputs:
             "kubeconfig": self.kubeconfig,
             "slicePools": [_pool_dict(p) for p in self.slice_pools],
             "autoProvisioning": dict(self.auto_provisioning),
+            "workloadNamespace": self.workload_namespace,
+            "localQueues": [{"name": q.name, "namespace": q.namespace,
+                             "clusterQueue": q.cluster_queue} for q in self.local_queues],
+            "priorityClasses": list(self.priority_classes),
+            "jobsetVersion": self.jobset_version,
+            "kueueVersion": self.kueue_version,
+            "cachedImages": list(self.cached_images),
         }
 
 
@@ -133,6 +160,9 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
           ) -> StackOutputs:
     """The contract for a parsed stack; ``networks`` maps pool name to its node networks."""
     networks = networks or {}
+    q = cfg.queues
+    queues = [LocalQueueInfo(q.local_queue, q.namespace, q.cluster_queue)] + [
+        LocalQueueInfo(q.local_queue, t.namespace, t.name) for t in q.teams]
     return StackOutputs(
         stack=stack,
         cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
@@ -141,6 +171,12 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         slice_pools=tuple(pool_info(p, networks.get(p.name)) for p in cfg.slices),
         auto_provisioning=dict(cfg.auto_provisioning.accelerators)
         if cfg.auto_provisioning else {},
+        workload_namespace=q.namespace,
+        local_queues=tuple(queues),
+        priority_classes=tuple(name for name, _ in PRIORITY_CLASSES),
+        jobset_version=cfg.addons.jobset_version,
+        kueue_version=cfg.addons.kueue_version,
+        cached_images=tuple(i.image for i in cfg.image_cache),
     )
 
 
@@ -221,11 +257,32 @@ def load(data: Any) -> StackOutputs:
             raise ContractError(f"{q}.chipsPerSlice: does not equal chipsPerVm x vmsPerSlice")
         pools.append(info)
     nap = _need(data, "autoProvisioning", Mapping, p)
+    local_queues = []
+    for i, raw in enumerate(_need(data, "localQueues", list, p)):
+        q = f"{p}.localQueues[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"{q}: not an object")
+        local_queues.append(LocalQueueInfo(_need(raw, "name", str, q),
+                                           _need(raw, "namespace", str, q),
+                                           _need(raw, "clusterQueue", str, q)))
     return StackOutputs(
         stack=_need(data, "stack", str, p),
         cluster=cluster,
         kubeconfig=_need(data, "kubeconfig", str, p),
         slice_pools=tuple(pools),
         auto_provisioning={str(k): int(v) for k, v in nap.items()},
+        workload_namespace=_need(data, "workloadNamespace", str, p),
+        local_queues=tuple(local_queues),
+        priority_classes=tuple(_str_list(_need(data, "priorityClasses", list, p),
+                                         f"{p}.priorityClasses")),
+        jobset_version=_need(data, "jobsetVersion", str, p),
+        kueue_version=_need(data, "kueueVersion", str, p),
+        cached_images=tuple(_str_list(_need(data, "cachedImages", list, p), f"{p}.cachedImages")),
         contract_version=version,
     )
+
+
+def _str_list(value: list[Any], path: str) -> list[str]:
+    if not all(isinstance(v, str) for v in value):
+        raise ContractError(f"{path}: not a list of strings")
+    return list(value)

@@ -149,6 +149,11 @@ def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -
     guest = _guest_accelerators(pool)
     if guest:
         node_config["guest_accelerators"] = guest
+    if pool.secondary_boot_disk:
+        # GKE's container image cache on a secondary boot disk (needs image streaming,
+        # which every pool has through gcfs_config).
+        node_config["secondary_boot_disks"] = [{"disk_image": pool.secondary_boot_disk,
+                                                "mode": "CONTAINER_IMAGE_CACHE"}]
     return node_config
 
 

@@ -13,6 +13,7 @@ import pulumi
 
 from infra import config as config_mod
 from infra import contract
+from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.node_pools import SliceNodePools, SystemNodePool
@@ -64,7 +65,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     """Declare every resource of the stack; return the outputs to export."""
     net = ClusterNetwork(cfg.cluster_name, cfg)
     gke = GkeCluster(cfg.cluster_name, cfg, network=net.network, subnetwork=net.subnetwork)
-    SystemNodePool("system", cfg, cluster=gke.cluster.id,
+    system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
                    service_account=gke.service_account_email)
 
     groups = gpu_network_groups(cfg)
@@ -79,6 +80,11 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         SliceNodePools(pool.name, cfg, pool, cluster=gke.cluster.id,
                        service_account=gke.service_account_email, additional_networks=extra,
                        opts=pulumi.ResourceOptions(depends_on=deps))
+
+    # The add-ons reach the cluster only once its node pools exist: the controllers run
+    # on the system pool.
+    ClusterAddons("addons", cfg, kubeconfig=gke.kubeconfig,
+                  opts=pulumi.ResourceOptions(depends_on=[system]))
 
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.

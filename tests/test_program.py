@@ -124,7 +124,8 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
     assert {r.type for r in comps.values()} <= {
         "accelstack:network:ClusterNetwork", "accelstack:network:GpuDataNetworks",
         "accelstack:cluster:GkeCluster", "accelstack:nodepool:SystemNodePool",
-        "accelstack:nodepool:SliceNodePools"}
+        "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
+        "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"

@@ -1,0 +1,58 @@
+"""JobSet and Kueue installs, as data: chart coordinates, pinned versions and sizing.
+
+Kueue is installed from its official Helm chart (CRDs are chart templates, so a version
+bump upgrades them in place with the release); JobSet from its release manifest applied
+server-side (its chart keeps CRDs in crds/, which Helm never upgrades). Must not import
+pulumi.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from infra.config import StackConfig
+
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_NAMESPACE = "kueue-system"
+JOBSET_NAMESPACE = "jobset-system"
+JOBSET_MANIFEST = "https://github.com/kubernetes-sigs/jobset/releases/download/{v}/manifests.yaml"
+
+
+def node_count(cfg: StackConfig) -> int:
+    """The most nodes the stack's pools can hold: what the controllers must keep up with."""
+    system = cfg.system_pool.max_nodes * len(cfg.zones)
+    return system + sum(p.count * p.accelerator.vms_per_slice for p in cfg.slices)
+
+
+def kueue_memory_mi(nodes: int) -> int:
+    # Kueue's defaults (512Mi) serve a few thousand workloads; its caches grow with nodes
+    # and workloads, so allow 2 MiB per node above a 1 GiB floor.
+    return max(1024, 2 * nodes)
+
+
+def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
+    memory = f"{kueue_memory_mi(node_count(cfg))}Mi"
+    return {
+        "name": "kueue",
+        "chart": KUEUE_CHART,
+        "version": cfg.addons.kueue_version.lstrip("v"),  # chart versions have no leading v
+        "namespace": KUEUE_NAMESPACE,
+        "create_namespace": True,
+        "atomic": True,  # a failed upgrade rolls back instead of leaving Kueue half-updated
+        "timeout": 600,
+        "values": {
+            "controllerManager": {
+                "replicas": 1,
+                "manager": {"resources": {"requests": {"cpu": "500m", "memory": memory},
+                                          "limits": {"cpu": "2", "memory": memory}}},
+                # Controllers run on the system pool, never on accelerator nodes.
+                "nodeSelector": {"accelstack.dev/slice-pool": "system"},
+            },
+            "enablePrometheus": False,
+        },
+    }
+
+
+def jobset_manifest_url(cfg: StackConfig) -> str:
+    return JOBSET_MANIFEST.format(v=cfg.addons.jobset_version)

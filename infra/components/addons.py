@@ -1,0 +1,56 @@
+"""The cluster add-ons component: JobSet and Kueue installs, then the Kueue objects,
+workload namespaces and image-cache DaemonSets that need them.
+
+Every argument comes from the pure ``*_spec`` modules; this class only declares resources
+through a Kubernetes provider built from the cluster's kubeconfig. Custom resources depend
+on both installs, so they are created only once Kueue's webhooks serve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra import addons_spec, image_cache_spec, kueue_spec
+from infra.config import StackConfig
+
+
+def _object_name(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    ns = f"{meta['namespace']}-" if meta.get("namespace") else ""
+    return f"{obj['kind'].lower()}-{ns}{meta['name']}"
+
+
+class ClusterAddons(pulumi.ComponentResource):
+    def __init__(self, name: str, cfg: StackConfig, *, kubeconfig: pulumi.Input[str],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("accelstack:addons:ClusterAddons", name, None, opts)
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
+                                enable_server_side_apply=True,
+                                opts=pulumi.ResourceOptions(parent=self))
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+
+        kueue = k8s.helm.v3.Release("kueue", opts=child, **addons_spec.kueue_release_args(cfg))
+        jobset = k8s.yaml.v2.ConfigFile("jobset", opts=child,
+                                        file=addons_spec.jobset_manifest_url(cfg))
+        installs = [kueue, jobset]
+
+        namespaces = {}
+        for ns in kueue_spec.namespaces(cfg) + [image_cache_spec.namespace()]:
+            namespaces[ns["metadata"]["name"]] = k8s.core.v1.Namespace(
+                _object_name(ns), opts=child, metadata=ns["metadata"])
+
+        after_installs = pulumi.ResourceOptions(parent=self, provider=provider,
+                                                depends_on=installs + list(namespaces.values()))
+        for obj in kueue_spec.kueue_objects(cfg):
+            k8s.yaml.v2.ConfigGroup(_object_name(obj), opts=after_installs, objs=[obj])
+
+        cache_ns = [namespaces[image_cache_spec.NAMESPACE]]
+        for ds in image_cache_spec.daemonsets(cfg):
+            k8s.apps.v1.DaemonSet(_object_name(ds), metadata=ds["metadata"], spec=ds["spec"],
+                                  opts=pulumi.ResourceOptions(parent=self, provider=provider,
+                                                              depends_on=cache_ns))
+        self.register_outputs({"kueueVersion": cfg.addons.kueue_version,
+                               "jobsetVersion": cfg.addons.jobset_version})
