@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from infra.errors import did_you_mean, one_of, show
+from infra.images import image_problem
 from infra.reader import Reader
 
 if TYPE_CHECKING:
@@ -26,14 +27,6 @@ TAS_MODES = ("auto", "on", "off")
 _VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-# The distribution reference grammar: [host[:port]/]path[:tag][@digest].
-_IMAGE = re.compile(
-    r"^(?:(?P<host>(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*"
-    r"[a-zA-Z0-9])?)*(?::[0-9]+)?)/)?"
-    r"(?P<path>[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
-    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
-    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$")
-
 ADDON_KEYS = ("jobsetVersion", "kueueVersion")
 QUEUE_KEYS = ("namespace", "localQueue", "clusterQueue", "cohort", "topologyAwareScheduling",
               "cpuQuota", "teams")
@@ -72,25 +65,6 @@ class CachedImage:
     name: str  # the DaemonSet's name suffix
     image: str
     slice_pools: tuple[str, ...]  # empty: every accelerator pool
-
-
-def image_problem(ref: str) -> str | None:
-    """Why ``ref`` is not a container image reference, or None."""
-    m = _IMAGE.match(ref)
-    if not m or len(ref) > 4096:
-        return (f"{show(ref)} is not a container image reference "
-                "([registry/]repository[:tag][@sha256:digest], lowercase repository)")
-    return None
-
-
-def image_tag(ref: str) -> str | None:
-    m = _IMAGE.match(ref)
-    return m.group("tag") if m else None
-
-
-def image_has_digest(ref: str) -> bool:
-    m = _IMAGE.match(ref)
-    return bool(m and m.group("digest"))
 
 
 def _name(r: Reader, raw: Mapping[str, Any], key: str, path: str, default: str,

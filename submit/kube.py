@@ -1,0 +1,211 @@
+"""The Kubernetes seam: the only module that talks to a cluster's API server.
+
+It uses the official Python client with credentials from the stack's kubeconfig (which
+runs ``gke-gcloud-auth-plugin``), applies objects server-side under one field manager, and
+turns every failure into a KubeError whose message says what happened and what to do.
+Transient faults (429, 5xx, dropped connections) are retried a bounded number of times.
+The client is imported on first use, so rendering and --dry-run never load it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from typing import Any, Callable, Iterator, TypeVar
+
+import yaml
+
+FIELD_MANAGER = "accelstack-submit"
+JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+WORKLOAD = ("kueue.x-k8s.io", "v1beta2", "workloads")
+RETRIES = 3
+TIMEOUT = 30.0
+AUTH_PLUGIN = "gke-gcloud-auth-plugin"
+
+T = TypeVar("T")
+
+
+class KubeError(Exception):
+    def __init__(self, message: str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class NotFound(KubeError):
+    pass
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            data = json.loads(body)
+            if isinstance(data, dict) and data.get("message"):
+                return str(data["message"])
+        except (ValueError, TypeError):
+            pass
+    return str(getattr(exc, "reason", "") or exc)
+
+
+class Cluster:
+    """One cluster, reached through a kubeconfig's text."""
+
+    def __init__(self, kubeconfig: str, *, timeout: float = TIMEOUT, retries: int = RETRIES,
+                 backoff: float = 0.5) -> None:
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        try:
+            config = yaml.safe_load(kubeconfig)
+        except yaml.YAMLError as e:
+            raise KubeError(f"the stack's kubeconfig is not YAML: {e}") from None
+        if not isinstance(config, dict) or not config.get("clusters"):
+            raise KubeError("the stack's outputs hold no usable kubeconfig (an offline preview "
+                            "has none: run `pulumi up` first, then read the stack's outputs)")
+        for user in config.get("users") or []:
+            cmd = ((user.get("user") or {}).get("exec") or {}).get("command")
+            if cmd and shutil.which(cmd) is None:
+                hint = (" (gcloud components install gke-gcloud-auth-plugin)"
+                        if cmd == AUTH_PLUGIN else "")
+                raise KubeError(f"{cmd} is not on PATH; the kubeconfig needs it to "
+                                f"authenticate{hint}")
+        from kubernetes import client, config as kconfig
+
+        try:
+            configuration = client.Configuration()
+            kconfig.load_kube_config_from_dict(config, client_configuration=configuration)
+            configuration.retries = 0  # retries are decided here, not inside urllib3
+            self.api = client.ApiClient(configuration)
+        except Exception as e:  # the client raises ConfigException and plain errors alike
+            raise KubeError(f"cannot use the stack's kubeconfig: {e}") from None
+        self.core = client.CoreV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
+
+    # -- error handling -----------------------------------------------------------------
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            try:
+                return fn()
+            except ApiException as e:
+                status = e.status or 0
+                if (status == 429 or status >= 500) and attempt < self.retries:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                raise self._error(what, status, _server_message(e)) from None
+            except (HTTPError, OSError) as e:
+                if attempt < self.retries:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                why = ("timed out after " f"{self.timeout:g}s" if "timed out" in str(e).lower()
+                       else f"connection failed ({e.__class__.__name__})")
+                raise KubeError(f"{what}: the API server did not answer: {why}, "
+                                f"{self.retries + 1} tries") from None
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _error(what: str, status: int, message: str) -> KubeError:
+        if status == 401:
+            return KubeError(f"{what}: not authenticated ({message}); run `gcloud auth login` "
+                             "and check the stack's kubeconfig", status)
+        if status == 403:
+            return KubeError(f"{what}: forbidden ({message}); your account needs a role such "
+                             "as roles/container.developer on the project", status)
+        if status == 404:
+            return NotFound(f"{what}: not found ({message})", status)
+        if status == 409:
+            return KubeError(f"{what}: already exists or conflicts ({message}); delete it with "
+                             "`submit workload delete NAME`, or create it under another "
+                             "--workload name", status)
+        if "admission webhook" in message or status == 422:
+            return KubeError(f"{what}: rejected by the cluster: {message}", status)
+        return KubeError(f"{what}: the API server answered {status}: {message}", status)
+
+    # -- operations ---------------------------------------------------------------------
+
+    def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Server-side apply of a JobSet or ConfigMap under accelstack's field manager."""
+        kind, meta = obj["kind"], obj["metadata"]
+        what = f"apply {kind} {meta['namespace']}/{meta['name']}"
+        kwargs = dict(field_manager=FIELD_MANAGER, _content_type="application/apply-patch+yaml",
+                      _request_timeout=self.timeout)
+        if kind == "JobSet":
+            return self._call(what, lambda: self.custom.patch_namespaced_custom_object(
+                *JOBSET[:2], meta["namespace"], JOBSET[2], meta["name"], obj,
+                field_validation="Strict", **kwargs))
+        if kind == "ConfigMap":
+            result = self._call(what, lambda: self.core.patch_namespaced_config_map(
+                meta["name"], meta["namespace"], obj, **kwargs))
+            return self.api.sanitize_for_serialization(result)  # type: ignore[no-any-return]
+        raise KubeError(f"cannot apply a {kind}")
+
+    def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self._call(f"get JobSet {namespace}/{name}", lambda: (
+                self.custom.get_namespaced_custom_object(*JOBSET[:2], namespace, JOBSET[2], name,
+                                                         _request_timeout=self.timeout)))
+        except NotFound:
+            return None
+
+    def list_jobsets(self, namespace: str, selector: str | None = None) -> list[dict[str, Any]]:
+        result = self._call(f"list JobSets in {namespace}", lambda: (
+            self.custom.list_namespaced_custom_object(
+                *JOBSET[:2], namespace, JOBSET[2], label_selector=selector,
+                _request_timeout=self.timeout)))
+        return list(result.get("items", []))
+
+    def list_workloads(self, namespace: str) -> list[dict[str, Any]]:
+        result = self._call(f"list Kueue workloads in {namespace}", lambda: (
+            self.custom.list_namespaced_custom_object(
+                *WORKLOAD[:2], namespace, WORKLOAD[2], _request_timeout=self.timeout)))
+        return list(result.get("items", []))
+
+    def delete_jobset(self, namespace: str, name: str) -> None:
+        # Foreground: the Jobs and pods go before the JobSet does.
+        self._call(f"delete JobSet {namespace}/{name}", lambda: (
+            self.custom.delete_namespaced_custom_object(
+                *JOBSET[:2], namespace, JOBSET[2], name, propagation_policy="Foreground",
+                _request_timeout=self.timeout)))
+
+    def delete_config_map(self, namespace: str, name: str) -> None:
+        try:
+            self._call(f"delete ConfigMap {namespace}/{name}", lambda: (
+                self.core.delete_namespaced_config_map(name, namespace,
+                                                       _request_timeout=self.timeout)))
+        except NotFound:
+            pass
+
+    def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        result = self._call(f"list pods in {namespace}", lambda: (
+            self.core.list_namespaced_pod(namespace, label_selector=selector,
+                                          _request_timeout=self.timeout)))
+        return list(self.api.sanitize_for_serialization(result).get("items", []))
+
+    def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
+        selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+        result = self._call(f"list events of {kind} {name}", lambda: (
+            self.core.list_namespaced_event(namespace, field_selector=selector,
+                                            _request_timeout=self.timeout)))
+        return list(self.api.sanitize_for_serialization(result).get("items", []))
+
+    def logs(self, namespace: str, pod: str, container: str, follow: bool = False,
+             tail: int | None = None) -> Iterator[str]:
+        what = f"logs of {namespace}/{pod}"
+        resp = self._call(what, lambda: self.core.read_namespaced_pod_log(
+            pod, namespace, container=container, follow=follow, tail_lines=tail,
+            _preload_content=False, _request_timeout=None if follow else self.timeout))
+        buf = b""
+        for chunk in resp.stream(1024, decode_content=True):
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                yield line.decode("utf-8", "replace")
+        if buf:
+            yield buf.decode("utf-8", "replace")

@@ -1,0 +1,204 @@
+"""A small Kubernetes API server over real HTTP on 127.0.0.1, for end-to-end seam tests.
+
+It serves the handful of endpoints the submitter uses (JobSets, Kueue workloads,
+ConfigMaps, pods, events, logs), stores what is applied, records every request, and can
+be told to fail the next requests (any status, or a hang past the client's timeout).
+Requests are bounded: the server answers only on loopback and stops with the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import yaml
+
+_JOBSETS = re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/([^/]+)/jobsets(?:/([^/]+))?$")
+_WORKLOADS = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/workloads$")
+_CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
+_PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
+_LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
+_EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Fault:
+    status: int = 500
+    message: str = "injected fault"
+    delay: float = 0.0
+    reason: str = "InternalError"
+
+
+@dataclass
+class State:
+    jobsets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    configmaps: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    workloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    pods: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    requests: list[Request] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    token: str = "test-token"
+
+
+def _matches(labels: dict[str, str], selector: str | None) -> bool:
+    if not selector:
+        return True
+    for term in selector.split(","):
+        key, _, value = term.partition("=")
+        if labels.get(key) != value:
+            return False
+    return True
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "FakeApiServer"  # type: ignore[assignment]
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _status(self, code: int, message: str, reason: str) -> None:
+        self._send(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                          "message": message, "reason": reason, "code": code})
+
+    def _handle(self, method: str) -> None:
+        st = self.server.state
+        url = urlparse(self.path)
+        query = parse_qs(url.query)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = yaml.safe_load(raw) if raw else None
+        st.requests.append(Request(method, url.path, query, dict(self.headers), body))
+        if self.headers.get("Authorization") != f"Bearer {st.token}":
+            return self._status(401, "Unauthorized", "Unauthorized")
+        if st.faults:
+            fault = st.faults.pop(0)
+            if fault.delay:
+                time.sleep(fault.delay)
+            if fault.status:
+                return self._status(fault.status, fault.message, fault.reason)
+        q = {k: v[0] for k, v in query.items()}
+        if m := _JOBSETS.match(url.path):
+            ns, name = m.group(1), m.group(2)
+            if name is None and method == "GET":
+                items = [j for (n, _), j in sorted(st.jobsets.items())
+                         if n == ns and _matches(j["metadata"].get("labels", {}),
+                                                 q.get("labelSelector"))]
+                return self._send(200, {"apiVersion": "jobset.x-k8s.io/v1alpha2",
+                                        "kind": "JobSetList", "items": items})
+            key = (ns, name)
+            if method == "PATCH":
+                obj = dict(body)
+                obj.setdefault("metadata", {}).setdefault("uid", f"uid-{name}")
+                st.jobsets[key] = obj
+                return self._send(200, obj)
+            if key not in st.jobsets:
+                return self._status(404, f'jobsets.jobset.x-k8s.io "{name}" not found',
+                                    "NotFound")
+            if method == "GET":
+                return self._send(200, st.jobsets[key])
+            if method == "DELETE":
+                st.jobsets.pop(key)
+                return self._send(200, {"kind": "Status", "status": "Success"})
+        if m := _CONFIGMAPS.match(url.path):
+            key = (m.group(1), m.group(2))
+            if method == "PATCH":
+                st.configmaps[key] = dict(body)
+                return self._send(200, body)
+            if method == "DELETE":
+                if key not in st.configmaps:
+                    return self._status(404, "not found", "NotFound")
+                st.configmaps.pop(key)
+                return self._send(200, {"kind": "Status", "status": "Success"})
+        if (m := _WORKLOADS.match(url.path)) and method == "GET":
+            return self._send(200, {"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2",
+                                    "items": st.workloads.get(m.group(1), [])})
+        if (m := _PODS.match(url.path)) and method == "GET":
+            items = [p for p in st.pods.get(m.group(1), [])
+                     if _matches(p["metadata"].get("labels", {}), q.get("labelSelector"))]
+            return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": items})
+        if (m := _EVENTS.match(url.path)) and method == "GET":
+            sel = dict(t.split("=", 1) for t in q.get("fieldSelector", "").split(",") if t)
+            items = [e for e in st.events.get(m.group(1), [])
+                     if e["involvedObject"]["kind"] == sel.get("involvedObject.kind")
+                     and e["involvedObject"]["name"] == sel.get("involvedObject.name")]
+            return self._send(200, {"kind": "EventList", "apiVersion": "v1", "items": items})
+        if (m := _LOG.match(url.path)) and method == "GET":
+            lines = st.logs.get((m.group(1), m.group(2)))
+            if lines is None:
+                return self._status(404, f'pods "{m.group(2)}" not found', "NotFound")
+            return self._send(200, "".join(f"{x}\n" for x in lines).encode(), "text/plain")
+        return self._status(404, f"no route for {method} {url.path}", "NotFound")
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._handle("GET")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._handle("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._handle("DELETE")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+
+class FakeApiServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = State()
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def kubeconfig(self, token: str | None = None, exec_command: str | None = None) -> str:
+        user: dict[str, Any] = {"token": token or self.state.token}
+        if exec_command:
+            user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                             "command": exec_command, "provideClusterInfo": True}}
+        return yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "test",
+            "clusters": [{"name": "test", "cluster": {"server": self.url}}],
+            "users": [{"name": "test", "user": user}],
+            "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+        })
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out hangs up mid-answer: expected in timeout tests.
+        return
+
+    def start(self) -> "FakeApiServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
