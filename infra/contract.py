@@ -1,7 +1,7 @@
 """The stack-outputs contract: the one structure a stack exports and the submitter reads.
 
-The Pulumi program builds it with ``build`` and exports it as the stack output
-``accelstack``; the submitter reads it back with ``load``. Both go through the dataclasses
+The Pulumi program builds it with ``infra.exports.build`` and exports it as the stack
+output ``accelstack``; the submitter reads it back with ``load``. Both go through the dataclasses
 below, so the two sides cannot drift: a field added here is exported and loaded alike,
 and ``CONTRACT_VERSION`` changes whenever a field changes meaning or is removed.
 Pure data: this module must not import pulumi (the submitter imports it on its fast path).
@@ -12,9 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from infra.addons_config import PRIORITY_CLASSES
-from infra.config import SlicePool, StackConfig
-from infra.nodepool_spec import node_selector, tolerations
 
 CONTRACT_VERSION = 2  # 2: queues, priority classes, add-on versions, cached images
 OUTPUT_NAME = "accelstack"
@@ -139,45 +136,6 @@ def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "networking": p.networking,
         "additionalNetworks": [dict(n) for n in p.additional_networks],
     }
-
-
-def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None
-              ) -> SlicePoolInfo:
-    a = pool.accelerator
-    return SlicePoolInfo(
-        name=pool.name, accelerator=a.name, kind=a.kind, family=a.family,
-        topology=a.topology, machine_type=a.machine_type, chips_per_vm=a.chips_per_vm,
-        vms_per_slice=a.vms_per_slice, slice_count=pool.count,
-        capacity_mode=pool.capacity.mode, node_pools=tuple(pool.node_pool_names()),
-        zones=pool.zones, node_selector=node_selector(pool),
-        tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
-        networking=a.networking, additional_networks=tuple(additional_networks or ()),
-    )
-
-
-def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
-          kubeconfig: str, networks: Mapping[str, list[dict[str, str]]] | None = None
-          ) -> StackOutputs:
-    """The contract for a parsed stack; ``networks`` maps pool name to its node networks."""
-    networks = networks or {}
-    q = cfg.queues
-    queues = [LocalQueueInfo(q.local_queue, q.namespace, q.cluster_queue)] + [
-        LocalQueueInfo(q.local_queue, t.namespace, t.name) for t in q.teams]
-    return StackOutputs(
-        stack=stack,
-        cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
-                            ca_certificate, cfg.zones),
-        kubeconfig=kubeconfig,
-        slice_pools=tuple(pool_info(p, networks.get(p.name)) for p in cfg.slices),
-        auto_provisioning=dict(cfg.auto_provisioning.accelerators)
-        if cfg.auto_provisioning else {},
-        workload_namespace=q.namespace,
-        local_queues=tuple(queues),
-        priority_classes=tuple(name for name, _ in PRIORITY_CLASSES),
-        jobset_version=cfg.addons.jobset_version,
-        kueue_version=cfg.addons.kueue_version,
-        cached_images=tuple(i.image for i in cfg.image_cache),
-    )
 
 
 # ----------------------------------------------------------------------------------

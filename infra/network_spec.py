@@ -191,3 +191,54 @@ def data_firewall_args(cfg: StackConfig, net: DataNetwork, network: object) -> d
         "source_ranges": [s.cidr for s in net.subnets],
         "allows": [{"protocol": "tcp"}, {"protocol": "udp"}, {"protocol": "icmp"}],
     }
+
+
+# ----------------------------------------------------------------------------------
+# The Kubernetes side of GPU data networks: one GKE Network (and its parameter set) per
+# data subnet, named after the subnet, which pods name in networking.gke.io/interfaces;
+# and the NCCL plugin installers GKE documents for each GPUDirect kind.
+
+_ACCELERATORS_REPO = ("https://raw.githubusercontent.com/GoogleCloudPlatform/"
+                      "container-engine-accelerators/master/")
+NCCL_INSTALLERS = {
+    "tcpx": ("gpudirect-tcpx/nccl-tcpx-installer.yaml",
+             "nri_device_injector/nri-device-injector.yaml"),
+    "tcpxo": ("gpudirect-tcpxo/nccl-tcpxo-installer.yaml",
+              "nri_device_injector/nri-device-injector.yaml"),
+    "rdma": ("gpudirect-rdma/nccl-rdma-installer.yaml",),
+    "rdma-a4x": ("gpudirect-rdma/nccl-rdma-installer-a4x.yaml",),
+}
+
+
+def k8s_network_objects(cfg: StackConfig) -> list[dict[str, object]]:
+    objs: list[dict[str, object]] = []
+    for group in gpu_network_groups(cfg):
+        for net in group.networks:
+            for sub in net.subnets:
+                objs.append({
+                    "apiVersion": "networking.gke.io/v1", "kind": "GKENetworkParamSet",
+                    "metadata": {"name": sub.name},
+                    "spec": {"vpc": net.name, "vpcSubnet": sub.name,
+                             "deviceMode": "RDMA" if net.rdma else "NetDevice"},
+                })
+                objs.append({
+                    "apiVersion": "networking.gke.io/v1", "kind": "Network",
+                    "metadata": {"name": sub.name},
+                    "spec": {"type": "Device", "parametersRef": {
+                        "group": "networking.gke.io", "kind": "GKENetworkParamSet",
+                        "name": sub.name}},
+                })
+    return objs
+
+
+def nccl_installer_urls(cfg: StackConfig) -> list[str]:
+    urls: list[str] = []
+    for pool in cfg.slices:
+        kind = pool.accelerator.networking
+        if kind == "none":
+            continue
+        key = "rdma-a4x" if kind == "rdma" and pool.accelerator.family == "a4x" else kind
+        for path in NCCL_INSTALLERS[key]:
+            if _ACCELERATORS_REPO + path not in urls:
+                urls.append(_ACCELERATORS_REPO + path)
+    return urls

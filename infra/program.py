@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import pulumi
 
 from infra import config as config_mod
-from infra import contract
+from infra import contract, exports
 from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
@@ -88,7 +88,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
 
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.
-    exported: dict[str, Any] = contract.build(
+    exported: dict[str, Any] = exports.build(
         cfg, stack, endpoint="", ca_certificate="", kubeconfig="", networks=pool_networks,
     ).to_dict()
     cluster_fields = exported["cluster"]

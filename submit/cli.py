@@ -1,7 +1,9 @@
 """The `submit` command line: one Click group; each command group in its own module.
 
-Exit codes (decided here and in Click): 0 success; 1 an error the command reports
-(ClickException); 2 bad usage or a bad option or argument value (BadParameter).
+Exit codes (decided here, in Click and in `workload wait`): 0 success; 1 an error the
+command reports (ClickException: the cluster, the stack outputs); 2 bad usage or a bad
+option or argument value (BadParameter, nothing was sent); 3 `wait`: the workload failed;
+4 `wait`: the timeout passed first.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import click
 
 from submit.accelerators import accelerators
+from submit.workload import workload
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -18,3 +21,4 @@ def main() -> None:
 
 
 main.add_command(accelerators)
+main.add_command(workload)

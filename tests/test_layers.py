@@ -12,7 +12,9 @@ import pytest
 from conftest import ROOT
 
 PURE = ["infra.catalog", "infra.config", "infra.contract", "infra.errors",
-        "infra.nodepool_spec", "infra.network_spec", "infra.cluster_spec", "submit.cli"]
+        "infra.nodepool_spec", "infra.network_spec", "infra.cluster_spec", "infra.kueue_spec",
+        "infra.image_cache_spec", "infra.addons_spec", "infra.images", "submit.cli",
+        "submit.render", "submit.spec", "submit.stack_outputs"]
 
 
 @pytest.mark.parametrize("module", PURE)
@@ -40,7 +42,7 @@ def test_infra_never_imports_submit() -> None:
 
 
 def test_submit_reads_infra_only_through_catalog_and_contract() -> None:
-    allowed = {"infra", "infra.catalog", "infra.contract", "infra.errors"}
+    allowed = {"infra", "infra.catalog", "infra.contract", "infra.errors", "infra.images"}
     for path in (ROOT / "submit").rglob("*.py"):
         used = {n for n in _imports(path) if n.split(".")[0] == "infra"}
         assert used <= allowed, f"{path}: {used - allowed}"

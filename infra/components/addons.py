@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import addons_spec, image_cache_spec, kueue_spec
+from infra import addons_spec, image_cache_spec, kueue_spec, network_spec
 from infra.config import StackConfig
 
 
@@ -46,6 +46,13 @@ class ClusterAddons(pulumi.ComponentResource):
                                                 depends_on=installs + list(namespaces.values()))
         for obj in kueue_spec.kueue_objects(cfg):
             k8s.yaml.v2.ConfigGroup(_object_name(obj), opts=after_installs, objs=[obj])
+
+        # GPUDirect: the pods' data networks and the NCCL plugin installers.
+        for obj in network_spec.k8s_network_objects(cfg):
+            k8s.yaml.v2.ConfigGroup(_object_name(obj), opts=child, objs=[obj])
+        for url in network_spec.nccl_installer_urls(cfg):
+            k8s.yaml.v2.ConfigFile(url.rsplit("/", 1)[-1].removesuffix(".yaml"), opts=child,
+                                   file=url)
 
         cache_ns = [namespaces[image_cache_spec.NAMESPACE]]
         for ds in image_cache_spec.daemonsets(cfg):

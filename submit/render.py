@@ -1,0 +1,200 @@
+"""Render a workload as a JobSet (and its config ConfigMap): a pure function of the spec.
+
+One replicated Job per workload: for TPUs one Job per slice (replicas = slices,
+parallelism = completions = VMs per slice, one slice per node pool), for GPUs and CPUs
+one Job of N nodes. Node selectors, tolerations and resource names come from the stack's
+outputs contract, so the pods land exactly on the pools the stack declares; the Kueue
+labels put the JobSet in the stack's queue. ``--dry-run`` and a real submit both call
+``render``. Must not import a Kubernetes client or pulumi.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from submit import gpu_net
+from submit.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
+
+API = "jobset.x-k8s.io/v1alpha2"
+CONTAINER = "main"
+EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+JOBSET_ANN = "jobset.sigs.k8s.io"
+TPU_PORTS = (8471, 8080)  # TPU runtime and multislice (megascale) ports
+COORDINATOR_PORT = 6002
+FAIL_FAST_RULE = "failFastOnUserErrors"
+
+
+def config_map_name(spec: WorkloadSpec) -> str:
+    return f"{spec.name}-config"
+
+
+def _field(path: str) -> dict[str, Any]:
+    return {"valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def _annotation(key: str) -> str:
+    return f"metadata.annotations['{key}']"
+
+
+def _env_var(var: EnvVar) -> dict[str, Any]:
+    if var.secret is not None:
+        return {"name": var.name,
+                "valueFrom": {"secretKeyRef": {"name": var.secret, "key": var.secret_key}}}
+    return {"name": var.name, "value": var.value}
+
+
+def _topology_env(spec: WorkloadSpec) -> list[dict[str, Any]]:
+    """What the job's processes need to find each other (beyond what GKE injects)."""
+    env: list[dict[str, Any]] = [
+        {"name": "JOBSET_NAME", **_field(_annotation(f"{JOBSET_ANN}/jobset-name"))},
+        {"name": "REPLICATED_JOB_NAME", **_field(_annotation(f"{JOBSET_ANN}/replicatedjob-name"))},
+    ]
+    coordinator = "$(JOBSET_NAME)-$(REPLICATED_JOB_NAME)-0-0.$(JOBSET_NAME)"
+    if spec.pool.kind == "tpu":
+        # GKE injects TPU_WORKER_ID and TPU_WORKER_HOSTNAMES for the slice; multislice JAX
+        # also needs the slice count, this slice's index and one coordinator for all slices.
+        if spec.replicas > 1:
+            env += [
+                {"name": "MEGASCALE_NUM_SLICES",
+                 **_field(_annotation(f"{JOBSET_ANN}/replicatedjob-replicas"))},
+                {"name": "MEGASCALE_SLICE_ID", **_field(_annotation(f"{JOBSET_ANN}/job-index"))},
+                {"name": "MEGASCALE_COORDINATOR_ADDRESS", "value": coordinator},
+            ]
+        return env
+    env += [
+        {"name": "NNODES", "value": str(spec.parallelism)},
+        {"name": "NODE_RANK",
+         **_field(_annotation("batch.kubernetes.io/job-completion-index"))},
+        {"name": "COORDINATOR_ADDRESS", "value": coordinator},
+        {"name": "COORDINATOR_PORT", "value": str(COORDINATOR_PORT)},
+    ]
+    if spec.pool.kind == "gpu":
+        env.append({"name": "GPUS_PER_NODE", "value": str(spec.pool.chips_per_vm)})
+    return env
+
+
+def _container(spec: WorkloadSpec) -> dict[str, Any]:
+    pool = spec.pool
+    c: dict[str, Any] = {"name": CONTAINER, "image": spec.image}
+    if spec.command is not None:
+        c["command"] = ["/bin/sh", "-c", spec.command]
+    env = _topology_env(spec) + [_env_var(v) for v in spec.env]
+    if spec.config_file_name:
+        env.append({"name": "ACCELSTACK_CONFIG",
+                    "value": f"{CONFIG_MOUNT}/{spec.config_file_name}"})
+    c["env"] = env
+    if pool.kind == "tpu":
+        c["ports"] = [{"containerPort": p} for p in TPU_PORTS]
+    elif spec.parallelism > 1:
+        c["ports"] = [{"containerPort": COORDINATOR_PORT}]
+    if pool.resource_name:
+        amount = str(pool.chips_per_vm)
+        c["resources"] = {"requests": {pool.resource_name: amount},
+                          "limits": {pool.resource_name: amount}}
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    if spec.config_file_name:
+        mounts.append({"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True})
+    c["volumeMounts"] = mounts
+    return c
+
+
+def _pod_spec(spec: WorkloadSpec) -> dict[str, Any]:
+    pool = spec.pool
+    shm: dict[str, Any] = {"medium": "Memory"}
+    if spec.shm_size:
+        shm["sizeLimit"] = spec.shm_size
+    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": shm}]
+    if spec.config_file_name:
+        volumes.append({"name": "config", "configMap": {"name": config_map_name(spec)}})
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "nodeSelector": dict(pool.node_selector),
+        "containers": [_container(spec)],
+        "volumes": volumes,
+    }
+    if pool.tolerations:
+        pod["tolerations"] = [dict(t) for t in pool.tolerations]
+    if pool.kind == "tpu" and (pool.vms_per_slice > 1 or spec.replicas > 1):
+        # Multislice traffic runs over the hosts' network (DCN).
+        pod["hostNetwork"] = True
+        pod["dnsPolicy"] = "ClusterFirstWithHostNet"
+    if spec.termination_grace_seconds is not None:
+        pod["terminationGracePeriodSeconds"] = spec.termination_grace_seconds
+    return pod
+
+
+def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
+              ) -> dict[str, Any]:
+    job: dict[str, Any] = {
+        "parallelism": spec.parallelism,
+        "completions": spec.parallelism,
+        "completionMode": "Indexed",
+        "backoffLimit": 0,  # a failed pod fails its Job; the JobSet decides what restarts
+        "template": {"metadata": pod_meta, "spec": pod},
+    }
+    if spec.retriable_exit_codes:
+        # Any other non-zero exit fails the Job with reason PodFailurePolicy, which the
+        # JobSet's fail-fast rule turns into a failed JobSet; retriable codes exhaust the
+        # backoff limit instead and the JobSet restarts (up to --max-restarts).
+        job["podFailurePolicy"] = {"rules": [{
+            "action": "FailJob",
+            "onExitCodes": {"containerName": CONTAINER, "operator": "NotIn",
+                            "values": list(spec.retriable_exit_codes)},
+        }]}
+    return job
+
+
+def jobset(spec: WorkloadSpec) -> dict[str, Any]:
+    pool = spec.pool
+    labels = {
+        "kueue.x-k8s.io/queue-name": spec.queue,
+        "app.kubernetes.io/managed-by": "accelstack",
+        "accelstack.dev/accelerator": pool.accelerator,
+        "accelstack.dev/slice-pool": pool.name,
+    }
+    if spec.priority:
+        labels["kueue.x-k8s.io/priority-class"] = spec.priority
+    annotations: dict[str, str] = {}
+    if pool.kind == "tpu" and pool.vms_per_slice > 1:
+        # One slice per node pool: each multi-host slice is a node pool of its own.
+        annotations[EXCLUSIVE_TOPOLOGY] = "cloud.google.com/gke-nodepool"
+    pod = _pod_spec(spec)
+    pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
+    gpu_net.decorate(spec, pod, pod_meta)
+    failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
+    if spec.retriable_exit_codes:
+        failure["rules"] = [{"name": FAIL_FAST_RULE, "action": "FailJobSet",
+                             "onJobFailureReasons": ["PodFailurePolicy"]}]
+    body: dict[str, Any] = {
+        "failurePolicy": failure,
+        "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+        "replicatedJobs": [{
+            "name": spec.replicated_job,
+            "replicas": spec.replicas,
+            "template": {"spec": _job_spec(spec, pod, pod_meta)},
+        }],
+    }
+    if spec.ttl_seconds is not None:
+        body["ttlSecondsAfterFinished"] = spec.ttl_seconds
+    meta: dict[str, Any] = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": API, "kind": "JobSet", "metadata": meta, "spec": body}
+
+
+def config_map(spec: WorkloadSpec) -> dict[str, Any] | None:
+    if spec.config_file_name is None:
+        return None
+    return {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": config_map_name(spec), "namespace": spec.namespace,
+                     "labels": {"app.kubernetes.io/managed-by": "accelstack",
+                                "accelstack.dev/workload": spec.name}},
+        "data": {spec.config_file_name: spec.config_file_data},
+    }
+
+
+def render(spec: WorkloadSpec) -> list[dict[str, Any]]:
+    """The objects to apply, in order: the config ConfigMap (if any), then the JobSet."""
+    cm = config_map(spec)
+    return ([cm] if cm else []) + [jobset(spec)]
