@@ -26,3 +26,14 @@ MINIMAL: dict[str, Any] = {
 def raw() -> dict[str, Any]:
     """A fresh copy of a minimal valid config (keys without the accelstack: prefix)."""
     return copy.deepcopy(MINIMAL)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the expected files of golden tests from the current output "
+                          "(review the diff like code)")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
