@@ -140,6 +140,18 @@ class AutoProvisioning:
     accelerators: Mapping[str, int]  # NAP resource type (GKE accelerator label) -> max chips
 
 
+POLICY_RULES = ("workload-identity", "node-service-account", "shielded-nodes",
+                "authorized-networks", "deletion-protection", "capacity-reservation",
+                "image-latest-tag", "required-labels")
+
+
+@dataclass(frozen=True)
+class Policy:
+    production: bool = False
+    required_labels: tuple[str, ...] = ()
+    waivers: Mapping[str, str] = field(default_factory=dict)  # rule -> written reason
+
+
 @dataclass(frozen=True)
 class StackConfig:
     project: str
@@ -161,6 +173,7 @@ class StackConfig:
     addons: Addons
     queues: Queues
     image_cache: tuple[CachedImage, ...] = ()
+    policy: Policy = Policy()
 
     @property
     def location(self) -> str:
@@ -176,7 +189,7 @@ TOP_LEVEL_KEYS = (
     "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
-    "addons", "queues", "imageCache",
+    "addons", "queues", "imageCache", "policy",
 )
 NETWORK_KEYS = ("create", "name", "subnetwork", "nodesCidr", "podsCidr", "servicesCidr",
                 "podsRangeName", "servicesRangeName", "masterCidr", "mtu", "gpuNetworksCidr")
@@ -271,6 +284,7 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
     addons = addons_config.parse_addons(r, top.get("addons"))
     queues = addons_config.parse_queues(r, top.get("queues"), pools)
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools)
+    policy = _policy(r, top.get("policy"))
     if not slices_raw and nap is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")
@@ -285,7 +299,7 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
         authorized_networks=tuple(authorized), maintenance=maintenance,
         deletion_protection=deletion_protection, labels=labels, system_pool=system_pool,
         slices=tuple(pools), auto_provisioning=nap, addons=addons, queues=queues,
-        image_cache=image_cache,
+        image_cache=image_cache, policy=policy,
     )
     from infra.network_spec import subnets_needed  # late: network_spec reads this module
 
@@ -458,6 +472,33 @@ def _auto_provisioning(r: _Reader, value: Any) -> AutoProvisioning | None:
         r.fail(f"{path}.accelerators", "lists no accelerator limits; auto-provisioning "
                "creates accelerator pools only up to these limits")
     return AutoProvisioning(cpu, mem, accels)
+
+
+def _policy(r: _Reader, value: Any) -> Policy:
+    path = "policy"
+    raw = r.obj(value, path, ("production", "requiredLabels", "waivers"))
+    production = r.get(raw, "production", path, bool, default=False)
+    labels = r.get(raw, "requiredLabels", path, list, default=[])
+    for i, key in enumerate(labels):
+        if not isinstance(key, str) or not _LABEL_KEY.match(key):
+            r.fail(f"{path}.requiredLabels[{i}]", f"{show(key)} is not a GCP label key")
+    waivers: dict[str, str] = {}
+    for i, item in enumerate(r.get(raw, "waivers", path, list, default=[])):
+        wpath = f"{path}.waivers[{i}]"
+        w = r.obj(item, wpath, ("rule", "reason"))
+        rule = r.get(w, "rule", wpath, str, required=True)
+        reason = r.get(w, "reason", wpath, str, required=True)
+        if rule is not None and rule not in POLICY_RULES:
+            r.fail(f"{wpath}.rule", f"{show(rule)} is not a policy rule"
+                   f"{did_you_mean(rule, POLICY_RULES)} (rules: {one_of(POLICY_RULES)})")
+        elif reason is not None and len(reason.strip()) < 10:
+            r.fail(f"{wpath}.reason", "a waiver needs a written reason (at least 10 characters)"
+                   " that reviewers can judge")
+        elif rule is not None and reason is not None:
+            if rule in waivers:
+                r.fail(f"{wpath}.rule", f"{show(rule)} is waived twice")
+            waivers[rule] = reason.strip()
+    return Policy(production, tuple(labels), waivers)
 
 
 def _duration_seconds(r: _Reader, value: Any, path: str) -> int | None:

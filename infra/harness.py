@@ -136,6 +136,10 @@ def evaluate(raw: Mapping[str, Any], stack: str = "dev") -> Evaluation:
     cfg = program.load_config(raw)  # a bad config stops here, before any resource
     mocks = _Mocks()
     monitor = _Monitor(mocks)
+    # Each evaluation gets its own root stack resource (named after this stack).
+    from pulumi.runtime import settings
+
+    settings.ROOT.set(None)
     pulumi.runtime.set_mocks(mocks, project="accelstack", stack=stack, preview=False,
                              monitor=monitor)
     result = Evaluation(cfg)
