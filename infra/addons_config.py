@@ -24,15 +24,19 @@ PRIORITY_CLASSES = (("very-low", 100), ("low", 250), ("medium", 500), ("high", 7
                     ("very-high", 1000))
 TAS_MODES = ("auto", "on", "off")
 
-_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_VERSION = re.compile(r"^v\d+\.\d+\.\d+\Z")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")
 ADDON_KEYS = ("jobsetVersion", "kueueVersion")
 QUEUE_KEYS = ("namespace", "localQueue", "clusterQueue", "cohort", "topologyAwareScheduling",
               "cpuQuota", "teams")
 TEAM_KEYS = ("name", "namespace", "quota", "borrowingLimit")
 CPU_QUOTA_KEYS = ("cpu", "memoryGi")
 IMAGE_KEYS = ("name", "image", "slicePools")
+MAX_IMAGE_NAME = 63 - len("image-cache-")
+# Namespaces the stack's own add-ons use; workload queues may not take them.
+RESERVED_NAMESPACES = ("accelstack-system", "kueue-system", "jobset-system", "kube-system",
+                       "kube-public", "kube-node-lease")
 
 
 @dataclass(frozen=True)
@@ -116,10 +120,16 @@ def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool]) -> Que
     path = "queues"
     raw = r.obj(value, path, QUEUE_KEYS)
     namespace = _name(r, raw, "namespace", path, "training")
+    if namespace in RESERVED_NAMESPACES:
+        r.fail(f"{path}.namespace", f"{show(namespace)} is reserved for the cluster's system "
+               f"components ({one_of(RESERVED_NAMESPACES)}); choose another")
     local = _name(r, raw, "localQueue", path, "main", _DNS_SUBDOMAIN, "a DNS-1123 subdomain")
     cluster = _name(r, raw, "clusterQueue", path, "cluster-queue", _DNS_SUBDOMAIN,
                     "a DNS-1123 subdomain")
     cohort = _name(r, raw, "cohort", path, "accelstack", _DNS_SUBDOMAIN, "a DNS-1123 subdomain")
+    if isinstance(raw.get("topologyAwareScheduling"), bool):
+        # YAML 1.1 (and so a stack file) reads an unquoted on/off as a boolean.
+        raw["topologyAwareScheduling"] = "on" if raw["topologyAwareScheduling"] else "off"
     tas = r.get(raw, "topologyAwareScheduling", path, str, default="auto")
     if tas not in TAS_MODES:
         r.fail(f"{path}.topologyAwareScheduling", f"{show(tas)} is not one of {one_of(TAS_MODES)}")
@@ -149,7 +159,10 @@ def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool]) -> Que
         if name in (cluster,) or any(x.name == name for x in teams):
             r.fail(f"{tpath}.name", f"{show(name)} is already the name of a queue")
         ns = _name(r, t, "namespace", tpath, name)
-        if ns in used:
+        if ns in RESERVED_NAMESPACES:
+            r.fail(f"{tpath}.namespace", f"{show(ns)} is reserved for the cluster's system "
+                   f"components ({one_of(RESERVED_NAMESPACES)}); choose another")
+        elif ns in used:
             r.fail(f"{tpath}.namespace", f"{show(ns)} already holds another queue's LocalQueue;"
                    " give each team its own namespace")
         used.add(ns)
@@ -186,9 +199,12 @@ def parse_image_cache(r: Reader, value: Any, slice_pools: Sequence[SlicePool]
         if problem:
             r.fail(f"{ipath}.image", problem)
             continue
-        default_name = re.sub(r"[^a-z0-9-]", "-", image.split("@")[0].split(":")[0]
-                              .rsplit("/", 1)[-1])[:40].strip("-") or f"image-{i}"
+        repository = image.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
+        default_name = re.sub(r"[^a-z0-9-]", "-", repository)[:40].strip("-") or f"image-{i}"
         name = _name(r, raw, "name", ipath, default_name)
+        if len(name) > MAX_IMAGE_NAME:
+            r.fail(f"{ipath}.name", f"{show(name)} is {len(name)} characters; at most "
+                   f"{MAX_IMAGE_NAME} (the DaemonSet is named image-cache-<name>)")
         if any(c.name == name for c in out):
             r.fail(f"{ipath}.name", f"{show(name)} is used by another cached image; give one "
                    "a name")

@@ -191,7 +191,7 @@ CPU_GB_PER_VCPU: dict[str, float] = {
     "t2d-standard": 4, "t2a-standard": 4,
 }
 _CPU_RE = re.compile(r"^(?P<machine>(?P<series>[a-z][a-z0-9]*)-(?P<shape>[a-z]+)-(?P<vcpus>\d+))"
-                     r"-(?P<vms>\d+)$")
+                     r"-(?P<vms>\d+)\Z")
 CPU_FAMILY = "cpu"
 
 

@@ -28,17 +28,17 @@ MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 
 # GKE names: a lowercase letter first, then lowercase letters, digits and hyphens, ending
 # in a letter or digit; clusters and node pools at most 40 characters.
-_GKE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
-_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-_ZONE = re.compile(r"^(?P<region>[a-z]+-[a-z]+[0-9]+)-[a-z]$")
-_LABEL_KEY = re.compile(r"^[a-z][-_a-z0-9]{0,62}$")
-_LABEL_VALUE = re.compile(r"^[-_a-z0-9]{0,63}$")
-_GKE_VERSION = re.compile(r"^\d+\.\d+(\.\d+(-gke\.\d+)?)?$")
-_RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(Z|[+-]\d\d:\d\d)$")
+_GKE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+_PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
+_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+\Z")
+_ZONE = re.compile(r"^(?P<region>[a-z]+-[a-z]+[0-9]+)-[a-z]\Z")
+_LABEL_KEY = re.compile(r"^[a-z][-_a-z0-9]{0,62}\Z")
+_LABEL_VALUE = re.compile(r"^[-_a-z0-9]{0,63}\Z")
+_GKE_VERSION = re.compile(r"^\d+\.\d+(\.\d+(-gke\.\d+)?)?\Z")
+_RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(Z|[+-]\d\d:\d\d)\Z")
 _DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
-                         r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DURATION = re.compile(r"^(\d+)([smhd])$")
+                         r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_DURATION = re.compile(r"^(\d+)([smhd])\Z")
 
 # Ranges GKE accepts for nodes, pods and services: RFC 1918 and RFC 6598 shared space.
 _PRIVATE_RANGES = tuple(ipaddress.ip_network(n) for n in (
@@ -539,7 +539,7 @@ def _capacity(r: _Reader, value: Any, path: str) -> Capacity | None:
             r.fail(f"{path}.reservation", "is required with mode: reservation (the name of a "
                    "specific reservation, or projects/PROJECT/reservations/NAME when shared)")
         elif not re.match(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/reservations/)?"
-                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", reservation):
+                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z", reservation):
             r.fail(f"{path}.reservation", f"{show(reservation)} is not a reservation name or "
                    "projects/PROJECT/reservations/NAME")
         if block is not None and not _GKE_NAME.match(block):

@@ -28,7 +28,8 @@ TOLERATIONS = [
     {"key": "cloud.google.com/gke-spot", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "cloud.google.com/gke-queued", "operator": "Exists", "effect": "NoSchedule"},
 ]
-_TINY = {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}
+def _tiny() -> dict[str, dict[str, str]]:
+    return {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}
 
 
 def daemonset_name(image: CachedImage) -> str:
@@ -62,12 +63,13 @@ def daemonset(cfg: StackConfig, image: CachedImage) -> dict[str, Any]:
                     "initContainers": [
                         {"name": "noop", "image": NOOP_IMAGE,
                          "command": ["/bin/cp", "/bin/busybox", f"{NOOP_DIR}/true"],
-                         "resources": _TINY, "volumeMounts": volume_mount},
+                         "resources": _tiny(), "volumeMounts": [dict(m) for m in volume_mount]},
                         {"name": "pull", "image": image.image, "imagePullPolicy": "IfNotPresent",
                          "command": [f"{NOOP_DIR}/true"],
-                         "resources": _TINY, "volumeMounts": volume_mount},
+                         "resources": _tiny(), "volumeMounts": [dict(m) for m in volume_mount]},
                     ],
-                    "containers": [{"name": "idle", "image": PAUSE_IMAGE, "resources": _TINY}],
+                    "containers": [{"name": "idle", "image": PAUSE_IMAGE,
+                                    "resources": _tiny()}],
                 },
             },
         },

@@ -49,7 +49,7 @@ class Flavor:
 def _flavor_key(pool: SlicePool) -> str:
     a = pool.accelerator
     if a.kind == "cpu":
-        return pool.name
+        return f"cpu-{pool.name}"  # accelerator flavors never start with "cpu-"
     return f"{a.name}-{pool.capacity.mode}"
 
 
