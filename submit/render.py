@@ -73,6 +73,21 @@ def _topology_env(spec: WorkloadSpec) -> list[dict[str, Any]]:
     return env
 
 
+def _user_env_wins(container: dict[str, Any], user: set[str]) -> None:
+    """A variable the user set replaces one of the same name accelstack would set (the
+    API server refuses a container with two variables of one name)."""
+    env = container["env"]
+    user_entries = {e["name"]: e for e in env if e["name"] in user}
+    out, seen = [], set()
+    for e in env:
+        name = e["name"]
+        if name in seen:
+            continue
+        seen.add(name)
+        out.append(user_entries.get(name, e))
+    container["env"] = out
+
+
 def _container(spec: WorkloadSpec) -> dict[str, Any]:
     pool = spec.pool
     c: dict[str, Any] = {"name": CONTAINER, "image": spec.image}
@@ -135,12 +150,15 @@ def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
     if spec.retriable_exit_codes:
         # Any other non-zero exit fails the Job with reason PodFailurePolicy, which the
         # JobSet's fail-fast rule turns into a failed JobSet; retriable codes exhaust the
-        # backoff limit instead and the JobSet restarts (up to --max-restarts).
-        job["podFailurePolicy"] = {"rules": [{
-            "action": "FailJob",
-            "onExitCodes": {"containerName": CONTAINER, "operator": "NotIn",
-                            "values": list(spec.retriable_exit_codes)},
-        }]}
+        # backoff limit instead and the JobSet restarts (up to --max-restarts). A pod
+        # killed by a disruption (Spot preemption, node maintenance) counts as retriable
+        # whatever its exit code: the first matching rule wins.
+        job["podFailurePolicy"] = {"rules": [
+            {"action": "Count", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            {"action": "FailJob",
+             "onExitCodes": {"containerName": CONTAINER, "operator": "NotIn",
+                             "values": list(spec.retriable_exit_codes)}},
+        ]}
     return job
 
 
@@ -161,6 +179,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     pod = _pod_spec(spec)
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
     gpu_net.decorate(spec, pod, pod_meta)
+    _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
     if spec.retriable_exit_codes:
         failure["rules"] = [{"name": FAIL_FAST_RULE, "action": "FailJobSet",

@@ -18,11 +18,11 @@ from infra.images import image_problem
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
-DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_SECRET = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$")
+DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+_SECRET = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
+_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
 MAX_CONFIG_BYTES = 1024 * 1024 - 4096  # a ConfigMap holds at most 1 MiB
 
 
@@ -67,13 +67,17 @@ class WorkloadSpec:
         return REPLICATED_JOB[self.pool.kind]
 
 
-def hostname_budget(replicas: int, parallelism: int, kind: str) -> int:
-    """The longest workload name whose pod hostnames stay within 63 characters.
+POD_NAME_SUFFIX = 6  # the "-abcde" the Job controller appends to each pod's name
 
-    JobSet names pods <jobset>-<replicatedJob>-<jobIndex>-<podIndex>.
+
+def hostname_budget(replicas: int, parallelism: int, kind: str) -> int:
+    """The longest workload name JobSet accepts for this shape.
+
+    Pod hostnames are <jobset>-<replicatedJob>-<jobIndex>-<podIndex>; JobSet's admission
+    webhook requires that plus the pod's random suffix to stay within 63 characters.
     """
     suffix = f"-{REPLICATED_JOB[kind]}-{replicas - 1}-{parallelism - 1}"
-    return 63 - len(suffix)
+    return 63 - len(suffix) - POD_NAME_SUFFIX
 
 
 def _positive(option: str, value: int | None, minimum: int = 0) -> None:
@@ -216,7 +220,7 @@ def build_spec(
     if len(workload) > budget:
         raise SpecError("--workload", f"{workload!r} is {len(workload)} characters; with "
                         f"{replicas} x {parallelism} pods the name may have at most {budget} so "
-                        "that every pod hostname stays within 63 characters")
+                        "that every pod name stays within 63 characters")
 
     problem = image_problem(image)
     if problem:
@@ -233,6 +237,10 @@ def build_spec(
             raise SpecError("--namespace", f"{ns!r} has no LocalQueue in stack "
                             f"{outputs.stack!r}; namespaces with queues: {known}")
         q = lq.name
+    elif not any(x.name == q and x.namespace == ns for x in outputs.local_queues):
+        known = ", ".join(x.name for x in outputs.local_queues if x.namespace == ns) or "none"
+        raise SpecError("--queue", f"{q!r} is not a LocalQueue of stack {outputs.stack!r} in "
+                        f"namespace {ns!r}; its queues there: {known}")
     if priority is not None and priority not in outputs.priority_classes:
         raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
                         f"allowed: {', '.join(outputs.priority_classes)}")

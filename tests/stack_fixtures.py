@@ -1,0 +1,75 @@
+"""Realistic stack outputs for submitter tests, one per kind of slice the renderer handles.
+
+Each stack config is evaluated once under the mock engine (``infra.harness``), exactly as
+``pulumi up`` would run the program, and its exported contract is loaded back through
+``infra.contract.load`` as the submitter reads it. So the node selectors, tolerations,
+resource names and GPU data networks the renderer sees are the ones the stack declares,
+not hand-written copies. Evaluation takes a fraction of a second; it is cached per name.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any
+
+from infra import contract, harness
+from infra.contract import StackOutputs
+
+
+def _stack(region: str, zone: str, cluster: str, slices: list[dict[str, Any]],
+           **extra: Any) -> dict[str, Any]:
+    return {"project": "my-ml-project", "region": region, "zones": [zone],
+            "clusterName": cluster, "slices": slices, **extra}
+
+
+STACKS: dict[str, dict[str, Any]] = {
+    # TPU v5e: four 4x4 slices (4 VMs each) on Spot VMs.
+    "v5e-spot": _stack("us-west4", "us-west4-a", "v5e-spot", [
+        {"accelerator": "v5litepod-16", "count": 4, "capacity": {"mode": "spot"}}],
+        queues={"namespace": "training", "localQueue": "main"}),
+    # TPU v5p: one v5p-128 slice (4x4x4, 16 VMs) on a specific reservation.
+    "v5p-reserved": _stack("us-east5", "us-east5-a", "v5p-prod", [
+        {"name": "v5p-128", "accelerator": "v5p-128", "count": 1,
+         "capacity": {"mode": "reservation", "reservation": "v5p-128-reservation"}}],
+        queues={"namespace": "llm", "localQueue": "main"}),
+    # TPU v6e: four v6e-256 slices (16x16, 64 VMs each) on-demand.
+    "v6e-multislice": _stack("us-east5", "us-east5-b", "trillium", [
+        {"accelerator": "v6e-256", "count": 4, "capacity": "on-demand"}],
+        queues={"namespace": "pretraining", "localQueue": "main",
+                "clusterQueue": "pretraining"}),
+    # TPU7x (Ironwood): two 4x4x4 slices (16 VMs each).
+    "tpu7x": _stack("us-central1", "us-central1-c", "ironwood", [
+        {"accelerator": "tpu7x-4x4x4", "count": 2}], releaseChannel="RAPID"),
+    # A3 Mega: four a3-megagpu-8g nodes with eight GPUDirect-TCPXO data networks.
+    "a3mega": _stack("us-east4", "us-east4-b", "a3mega", [
+        {"accelerator": "h100-mega-80gb-8", "count": 4}],
+        network={"gpuNetworksCidr": "192.168.0.0/20"}, queues={"namespace": "gpu-jobs"}),
+    # A3 Ultra: four a3-ultragpu-8g nodes on a reservation, GPUDirect-RDMA.
+    "a3ultra": _stack("us-central1", "us-central1-b", "a3ultra", [
+        {"accelerator": "h200-141gb-8", "count": 4,
+         "capacity": {"mode": "reservation", "reservation": "h200-reservation"}}],
+        queues={"namespace": "gpu-jobs"}),
+    # A4: two a4-highgpu-8g nodes on a reservation, GPUDirect-RDMA.
+    "a4": _stack("us-central1", "us-central1-b", "a4", [
+        {"accelerator": "b200-8", "count": 2,
+         "capacity": {"mode": "reservation", "reservation": "b200-reservation"}}]),
+    # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking.
+    "g2": _stack("us-central1", "us-central1-a", "g2", [
+        {"accelerator": "l4-8", "count": 2}]),
+    # CPU: one pool of four n2-standard-32 VMs.
+    "cpu": _stack("us-central1", "us-central1-a", "cpu", [
+        {"accelerator": "n2-standard-32-4", "count": 1}]),
+}
+
+
+def stack_config(name: str) -> dict[str, Any]:
+    """A fresh copy of the raw config (keys without the accelstack: prefix)."""
+    return copy.deepcopy(STACKS[name])
+
+
+@lru_cache(maxsize=None)
+def outputs(name: str) -> StackOutputs:
+    """The stack's outputs contract, as the submitter loads it (evaluated once per name)."""
+    ev = harness.evaluate(stack_config(name), name)
+    return contract.load(harness.plain_outputs(ev, reveal=True))
