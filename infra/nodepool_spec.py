@@ -114,17 +114,18 @@ def _guest_accelerators(pool: SlicePool) -> list[dict[str, Any]] | None:
     }]
 
 
-def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -> dict[str, Any]:
-    accel = pool.accelerator
-    mode = pool.capacity.mode
-    node_config: dict[str, Any] = {
-        "machine_type": accel.machine_type,
+def _base_node_config(cfg: StackConfig, machine_type: str, disk_size_gb: int, disk_type: str,
+                      service_account: Any, labels: dict[str, str]) -> dict[str, Any]:
+    """What every node of the stack runs with: COS, the node service account, shielded
+    boot, the GKE metadata server (Workload Identity), image streaming and gVNIC."""
+    return {
+        "machine_type": machine_type,
         "image_type": IMAGE_TYPE,
-        "disk_size_gb": pool.disk_size_gb,
-        "disk_type": pool.disk_type,
+        "disk_size_gb": disk_size_gb,
+        "disk_type": disk_type,
         "service_account": service_account,
         "oauth_scopes": OAUTH_SCOPES,
-        "labels": node_labels(pool),
+        "labels": labels,
         "resource_labels": dict(cfg.labels),
         "metadata": {"disable-legacy-endpoints": "true"},
         "shielded_instance_config": {"enable_secure_boot": True,
@@ -133,6 +134,13 @@ def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -
         "gcfs_config": {"enabled": True},
         "gvnic": {"enabled": True},
     }
+
+
+def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -> dict[str, Any]:
+    accel = pool.accelerator
+    mode = pool.capacity.mode
+    node_config = _base_node_config(cfg, accel.machine_type, pool.disk_size_gb, pool.disk_type,
+                                    service_account, node_labels(pool))
     affinity = _reservation_affinity(pool)
     if affinity is not None:
         node_config["reservation_affinity"] = affinity
@@ -246,22 +254,8 @@ def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
                         "location_policy": "BALANCED"},
         "management": {"auto_repair": True, "auto_upgrade": True},
         "upgrade_settings": {"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0},
-        "node_config": {
-            "machine_type": pool.machine_type,
-            "image_type": IMAGE_TYPE,
-            "disk_size_gb": pool.disk_size_gb,
-            "disk_type": "pd-balanced",
-            "service_account": service_account,
-            "oauth_scopes": OAUTH_SCOPES,
-            "labels": {POOL_LABEL: "system"},
-            "resource_labels": dict(cfg.labels),
-            "metadata": {"disable-legacy-endpoints": "true"},
-            "shielded_instance_config": {"enable_secure_boot": True,
-                                         "enable_integrity_monitoring": True},
-            "workload_metadata_config": {"mode": "GKE_METADATA"},
-            "gcfs_config": {"enabled": True},
-            "gvnic": {"enabled": True},
-        },
+        "node_config": _base_node_config(cfg, pool.machine_type, pool.disk_size_gb,
+                                         "pd-balanced", service_account, {POOL_LABEL: "system"}),
     }
 
 
