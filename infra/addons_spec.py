@@ -8,7 +8,6 @@ pulumi.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from infra.config import StackConfig

@@ -491,13 +491,6 @@ def generation(family: str) -> TpuGeneration:
     raise KeyError(family)
 
 
-def gpu_model(family: str) -> GpuModel:
-    for m in GPU_MODELS:
-        if m.family == family:
-            return m
-    raise KeyError(family)
-
-
 def _prefix_of(name: str) -> TpuGeneration | None:
     head = name.split("-", 1)[0]
     for g in TPU_GENERATIONS:

@@ -13,7 +13,6 @@ from typing import Any
 
 import yaml
 
-from infra import catalog
 from infra.config import StackConfig
 
 # GKE's least-privilege node role, plus pulling images from Artifact Registry.
@@ -148,8 +147,3 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
     }
     return yaml.safe_dump(doc, sort_keys=False)
 
-
-def nap_resource_types() -> list[str]:
-    """Accelerator resource types node auto-provisioning knows: GKE's accelerator labels."""
-    return [g.gke_accelerator for g in catalog.TPU_GENERATIONS] + [
-        m.gke_accelerator for m in catalog.GPU_MODELS]

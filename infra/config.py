@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from infra import addons_config, catalog
 from infra.addons_config import Addons, CachedImage, Queues
@@ -685,9 +685,3 @@ def _default_placement(accel: Accelerator, mode: str) -> str:
         return "compact"
     return "none"
 
-
-def parse_or_raise(raw: Mapping[str, Any], wrap: Callable[[ConfigError], Exception]) -> StackConfig:
-    try:
-        return parse(raw)
-    except ConfigError as e:
-        raise wrap(e) from None

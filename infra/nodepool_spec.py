@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.catalog import Accelerator, Taint
+from infra.catalog import Taint
 from infra.config import SlicePool, StackConfig, SystemPool
 
 OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -258,8 +258,3 @@ def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
                                          "pd-balanced", service_account, {POOL_LABEL: "system"}),
     }
 
-
-def accelerator_summary(accel: Accelerator) -> str:
-    if accel.topology:
-        return f"{accel.name} ({accel.topology}, {accel.vms_per_slice} x {accel.machine_type})"
-    return f"{accel.name} ({accel.vms_per_slice} x {accel.machine_type})"
