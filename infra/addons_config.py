@@ -77,7 +77,7 @@ def _name(r: Reader, raw: Mapping[str, Any], key: str, path: str, default: str,
     if not pattern.match(value):
         r.fail(f"{path}.{key}", f"{show(value)} is not {what} (lowercase letters, digits and "
                "'-', starting and ending with a letter or digit, at most 63 characters)")
-    return value
+    return str(value)
 
 
 def parse_addons(r: Reader, value: Any) -> Addons:

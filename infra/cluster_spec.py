@@ -145,5 +145,5 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
         "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
         "current-context": ctx,
     }
-    return yaml.safe_dump(doc, sort_keys=False)
+    return str(yaml.safe_dump(doc, sort_keys=False))
 

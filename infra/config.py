@@ -325,10 +325,11 @@ def _cidr(r: _Reader, raw: Mapping[str, Any], key: str, path: str, default: str)
     except ValueError:
         r.fail(f"{path}.{key}", f"{show(value)} is not a CIDR block such as 10.0.0.0/20")
         return default
-    if not any(net.subnet_of(p) for p in _PRIVATE_RANGES if p.version == net.version):
+    if not any(net.subnet_of(p) for p in _PRIVATE_RANGES  # type: ignore[arg-type]
+               if p.version == net.version):
         r.fail(f"{path}.{key}", f"{show(value)} is not inside a private range "
                f"({one_of(str(p) for p in _PRIVATE_RANGES)})")
-    return value
+    return str(value)
 
 
 def _network(r: _Reader, value: Any, cluster: str) -> Network:

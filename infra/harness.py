@@ -128,7 +128,7 @@ class _Monitor(_mocks.MockMonitor):
         if request.type != "pulumi:pulumi:Stack":
             self.order.append((request.type, request.name, request.parent,
                                bool(request.custom), tuple(request.dependencies)))
-        return super().RegisterResource(request)
+        return super().RegisterResource(request)  # type: ignore[no-untyped-call]
 
 
 def evaluate(raw: Mapping[str, Any], stack: str = "dev") -> Evaluation:
@@ -161,7 +161,7 @@ def evaluate(raw: Mapping[str, Any], stack: str = "dev") -> Evaluation:
                 out = pulumi.Output.from_input(value)
                 result.outputs[key] = await out.future()
 
-    @pulumi.runtime.test  # type: ignore[misc]
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def _run() -> pulumi.Output[Any]:
         exports.update(program.build(cfg, stack))
         return pulumi.Output.from_input(_collect())
@@ -213,4 +213,5 @@ def plain_outputs(ev: Evaluation, reveal: bool = False) -> dict[str, Any]:
         if isinstance(v, list):
             return [conv(x) for x in v]
         return v
-    return json.loads(json.dumps(conv(ev.outputs)))
+    out: dict[str, Any] = json.loads(json.dumps(conv(ev.outputs)))
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Any
 
 from infra.config import SlicePool, StackConfig
 
@@ -115,7 +116,7 @@ def subnets_needed(cfg: StackConfig) -> int:
     return total
 
 
-def vpc_args(cfg: StackConfig) -> dict[str, object]:
+def vpc_args(cfg: StackConfig) -> dict[str, Any]:
     return {
         "name": cfg.network.name,
         "project": cfg.project,
@@ -126,7 +127,7 @@ def vpc_args(cfg: StackConfig) -> dict[str, object]:
     }
 
 
-def subnet_args(cfg: StackConfig, network: object) -> dict[str, object]:
+def subnet_args(cfg: StackConfig, network: object) -> dict[str, Any]:
     n = cfg.network
     return {
         "name": n.subnetwork,
@@ -144,12 +145,12 @@ def subnet_args(cfg: StackConfig, network: object) -> dict[str, object]:
     }
 
 
-def router_args(cfg: StackConfig, network: object) -> dict[str, object]:
+def router_args(cfg: StackConfig, network: object) -> dict[str, Any]:
     return {"name": f"{cfg.cluster_name}-router", "project": cfg.project,
             "region": cfg.region, "network": network}
 
 
-def nat_args(cfg: StackConfig, router: object) -> dict[str, object]:
+def nat_args(cfg: StackConfig, router: object) -> dict[str, Any]:
     # Private nodes reach registries outside Google (Docker Hub, ghcr.io) through Cloud NAT.
     return {
         "name": f"{cfg.cluster_name}-nat",
@@ -162,8 +163,8 @@ def nat_args(cfg: StackConfig, router: object) -> dict[str, object]:
     }
 
 
-def data_network_args(cfg: StackConfig, net: DataNetwork) -> dict[str, object]:
-    args: dict[str, object] = {
+def data_network_args(cfg: StackConfig, net: DataNetwork) -> dict[str, Any]:
+    args: dict[str, Any] = {
         "name": net.name,
         "project": cfg.project,
         "auto_create_subnetworks": False,
@@ -176,12 +177,12 @@ def data_network_args(cfg: StackConfig, net: DataNetwork) -> dict[str, object]:
     return args
 
 
-def data_subnet_args(cfg: StackConfig, subnet: Subnet, network: object) -> dict[str, object]:
+def data_subnet_args(cfg: StackConfig, subnet: Subnet, network: object) -> dict[str, Any]:
     return {"name": subnet.name, "project": cfg.project, "region": cfg.region,
             "network": network, "ip_cidr_range": subnet.cidr}
 
 
-def data_firewall_args(cfg: StackConfig, net: DataNetwork, network: object) -> dict[str, object]:
+def data_firewall_args(cfg: StackConfig, net: DataNetwork, network: object) -> dict[str, Any]:
     """GPU-to-GPU traffic inside a data VPC (RoCE VPCs take no firewall rules)."""
     return {
         "name": f"{net.name}-internal",

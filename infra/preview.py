@@ -70,7 +70,7 @@ def desired_state(path: Path) -> dict[str, Any]:
 
 
 def dump(doc: dict[str, Any]) -> str:
-    return yaml.safe_dump(doc, sort_keys=True, width=100)
+    return str(yaml.safe_dump(doc, sort_keys=True, width=100))
 
 
 def snapshot_path(stack: str) -> Path:

@@ -104,10 +104,11 @@ def decorate(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]) 
         volumes += [_host_volume("nvidia", NVIDIA_HOST),
                     _host_volume("aperture-devices", "/dev/aperture_devices"),
                     _host_volume("sys", "/sys"), _host_volume("proc-sys", "/proc/sys")]
-        nics = len(spec.pool.additional_networks)
+        nic_count = len(spec.pool.additional_networks)
         pod["initContainers"] = [_daemon(
             "tcpxo-daemon", TCPXO_DAEMON,
-            ["/fts/entrypoint_rxdm_container.sh", "--num_hops=2", f"--num_nics={nics}", "--uid=",
+            ["/fts/entrypoint_rxdm_container.sh", "--num_hops=2", f"--num_nics={nic_count}",
+             "--uid=",
              "--alsologtostderr"],
             ["NET_ADMIN", "NET_BIND_SERVICE"],
             [{"name": "nvidia", "mountPath": "/usr/local/nvidia"}] + sys_mounts)]

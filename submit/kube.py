@@ -72,9 +72,14 @@ class Cluster:
                                 f"authenticate{hint}")
         from kubernetes import client, config as kconfig
 
+        self.api: Any
+        self.core: Any
+        self.custom: Any
+
         try:
             configuration = client.Configuration()
-            kconfig.load_kube_config_from_dict(config, client_configuration=configuration)
+            kconfig.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
+                config, client_configuration=configuration)
             configuration.retries = 0  # retries are decided here, not inside urllib3
             self.api = client.ApiClient(configuration)
         except Exception as e:  # the client raises ConfigException and plain errors alike
@@ -143,14 +148,15 @@ class Cluster:
         if kind == "ConfigMap":
             result = self._call(what, lambda: self.core.patch_namespaced_config_map(
                 meta["name"], meta["namespace"], obj, **kwargs))
-            return self.api.sanitize_for_serialization(result)  # type: ignore[no-any-return]
+            return dict(self.api.sanitize_for_serialization(result))
         raise KubeError(f"cannot apply a {kind}")
 
     def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            return self._call(f"get JobSet {namespace}/{name}", lambda: (
+            found: dict[str, Any] = self._call(f"get JobSet {namespace}/{name}", lambda: (
                 self.custom.get_namespaced_custom_object(*JOBSET[:2], namespace, JOBSET[2], name,
                                                          _request_timeout=self.timeout)))
+            return found
         except NotFound:
             return None
 

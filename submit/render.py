@@ -106,7 +106,7 @@ def _container(spec: WorkloadSpec) -> dict[str, Any]:
         amount = str(pool.chips_per_vm)
         c["resources"] = {"requests": {pool.resource_name: amount},
                           "limits": {pool.resource_name: amount}}
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     if spec.config_file_name:
         mounts.append({"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True})
     c["volumeMounts"] = mounts

@@ -109,7 +109,7 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
                 break
             time.sleep(1)
     for obj in objs:
-        applied = kube_call(lambda obj=obj: cluster.apply(obj))
+        applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
         if obj["kind"] == "JobSet":
             uid = (applied.get("metadata") or {}).get("uid")
             for cm in (o for o in objs if o["kind"] == "ConfigMap"):
@@ -118,7 +118,7 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
                 owned["metadata"]["ownerReferences"] = [{
                     "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,
                     "uid": uid, "blockOwnerDeletion": False}]
-                kube_call(lambda owned=owned: cluster.apply(owned))
+                kube_call(lambda owned=owned: cluster.apply(owned))  # type: ignore[misc]
     click.echo(f"workload {name} submitted to namespace {ns} "
                f"(queue {js['metadata']['labels'].get('kueue.x-k8s.io/queue-name')})", err=True)
 
@@ -338,10 +338,10 @@ def delete(ctx: Context, names: tuple[str, ...], all_: bool, yes: bool,
                           abort=True)
     missing = []
     for name in targets:
-        if kube_call(lambda name=name: cluster.get_jobset(ns, name)) is None:
+        if kube_call(lambda name=name: cluster.get_jobset(ns, name)) is None:  # type: ignore[misc]
             missing.append(name)
             continue
-        kube_call(lambda name=name: cluster.delete_jobset(ns, name))
+        kube_call(lambda name=name: cluster.delete_jobset(ns, name))  # type: ignore[misc]
         click.echo(f"deleted workload {name}")
     if missing:
         raise click.ClickException(f"not found in namespace {ns}: {', '.join(missing)}")
