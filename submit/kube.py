@@ -117,6 +117,9 @@ class Cluster:
 
     @staticmethod
     def _error(what: str, status: int, message: str) -> KubeError:
+        # Webhooks deny with 400, 403 or 422; their message says so, whatever the code.
+        if "admission webhook" in message or "denied the request" in message or status == 422:
+            return KubeError(f"{what}: rejected by the cluster: {message}", status)
         if status == 401:
             return KubeError(f"{what}: not authenticated ({message}); run `gcloud auth login` "
                              "and check the stack's kubeconfig", status)
@@ -129,8 +132,6 @@ class Cluster:
             return KubeError(f"{what}: already exists or conflicts ({message}); delete it with "
                              "`submit workload delete NAME`, or create it under another "
                              "--workload name", status)
-        if "admission webhook" in message or status == 422:
-            return KubeError(f"{what}: rejected by the cluster: {message}", status)
         return KubeError(f"{what}: the API server answered {status}: {message}", status)
 
     # -- operations ---------------------------------------------------------------------

@@ -194,7 +194,8 @@ def build_spec(
         if num_nodes is not None:
             raise SpecError("--num-nodes", f"applies to GPU and CPU pools; {chosen.accelerator} "
                             "is a TPU slice: use --num-slices")
-        replicas, parallelism = num_slices or 1, chosen.vms_per_slice
+        replicas = 1 if num_slices is None else num_slices
+        parallelism = chosen.vms_per_slice
         if replicas < 1:
             raise SpecError("--num-slices", f"{replicas} is below 1")
         if replicas > chosen.slice_count and not dws:
@@ -204,7 +205,7 @@ def build_spec(
         if num_slices is not None:
             raise SpecError("--num-slices", f"applies to TPU slices; {chosen.accelerator} is a "
                             f"{chosen.kind.upper()} pool: use --num-nodes")
-        replicas, parallelism = 1, num_nodes or 1
+        replicas, parallelism = 1, 1 if num_nodes is None else num_nodes
         limit = chosen.slice_count * chosen.vms_per_slice
         if parallelism < 1:
             raise SpecError("--num-nodes", f"{parallelism} is below 1")

@@ -108,6 +108,10 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
             if kube_call(lambda: cluster.get_jobset(ns, name)) is None:
                 break
             time.sleep(1)
+        for cm in (o for o in objs if o["kind"] == "ConfigMap"):
+            # Its owner is gone; do not apply onto an object being garbage-collected.
+            cm_name = cm["metadata"]["name"]
+            kube_call(lambda: cluster.delete_config_map(ns, cm_name))
     for obj in objs:
         applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
         if obj["kind"] == "JobSet":
@@ -206,6 +210,17 @@ def apply_cmd(ctx: Context, file: str, replace: bool) -> None:
     if kinds.count("JobSet") != 1 or any(k not in ("JobSet", "ConfigMap") for k in kinds):
         raise click.BadParameter(f"{file} must hold one JobSet (and optionally its ConfigMap), "
                                  f"not {kinds}", param_hint="'FILE'")
+    for obj in objs:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        missing = [k for k in ("name", "namespace") if not meta.get(k)]
+        if obj["kind"] == "JobSet" and not (meta.get("labels") or {}).get(
+                "kueue.x-k8s.io/queue-name"):
+            missing.append("labels.kueue.x-k8s.io/queue-name")
+        if missing:
+            raise click.BadParameter(
+                f"{file}: the {obj['kind']} has no metadata.{', metadata.'.join(missing)}; "
+                "apply files written by `submit workload create --export`",
+                param_hint="'FILE'")
     apply_objects(ctx, objs, replace)
 
 
@@ -270,9 +285,10 @@ def logs(ctx: Context, name: str, slice_index: int, worker: int, follow: bool,
             f"({len(pods)} pods exist; it may still be queued: see `submit workload describe "
             f"{name}`)")
     pod_name = pod["metadata"]["name"]
-    for line in kube_call(lambda: list(cluster.logs(ns, pod_name, "main", follow, tail))
-                          if not follow else cluster.logs(ns, pod_name, "main", follow, tail)):
-        click.echo(line)
+    def stream() -> None:
+        for line in cluster.logs(ns, pod_name, "main", follow, tail):
+            click.echo(line)
+    kube_call(stream)  # errors while following end the command cleanly too
 
 
 @workload.command("wait")
