@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
+
+from fake_apiserver import FakeApiServer, State
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS_DIR = ROOT / "stacks"
@@ -37,3 +39,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="module")
+def _live_server() -> Iterator[FakeApiServer]:
+    srv = FakeApiServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def server(_live_server: FakeApiServer) -> FakeApiServer:
+    """One server per module (stopping one takes half a second); fresh state per test."""
+    _live_server.state = State()
+    return _live_server

@@ -12,13 +12,13 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from fake_apiserver import FakeApiServer, Request, State
+from fake_apiserver import FakeApiServer, Request
 from fakes import stacks
 from infra.contract import load
 from submit.cli import main
@@ -37,18 +37,6 @@ CREATE = ["create", "--workload", "w1", "--accelerator", "v5litepod-16", "--imag
 
 # -- fixtures and helpers -----------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def _live_server() -> Iterator[FakeApiServer]:
-    srv = FakeApiServer().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def server(_live_server: FakeApiServer) -> FakeApiServer:
-    """One server per module (stopping one takes half a second); fresh state per test."""
-    _live_server.state = State()
-    return _live_server
 
 
 @pytest.fixture(autouse=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from fake_apiserver import Fault, FakeApiServer, Request, State
+from fake_apiserver import Fault, FakeApiServer, Request
 from submit.kube import FIELD_MANAGER, Cluster, KubeError, NotFound
 
 NS = "training"
@@ -22,18 +22,6 @@ APPLY = "application/apply-patch+yaml"
 INSTALL_HINT = " (gcloud components install gke-gcloud-auth-plugin)"
 
 
-@pytest.fixture(scope="module")
-def _live_server() -> Iterator[FakeApiServer]:
-    srv = FakeApiServer().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def server(_live_server: FakeApiServer) -> FakeApiServer:
-    """One server per module (stopping one takes half a second); fresh state per test."""
-    _live_server.state = State()
-    return _live_server
 
 
 def _header(req: Request, name: str) -> str | None:
