@@ -102,10 +102,18 @@ def _container(spec: WorkloadSpec) -> dict[str, Any]:
         c["ports"] = [{"containerPort": p} for p in TPU_PORTS]
     elif spec.parallelism > 1:
         c["ports"] = [{"containerPort": COORDINATOR_PORT}]
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
     if pool.resource_name:
-        amount = str(pool.chips_per_vm)
-        c["resources"] = {"requests": {pool.resource_name: amount},
-                          "limits": {pool.resource_name: amount}}
+        requests[pool.resource_name] = limits[pool.resource_name] = str(pool.chips_per_vm)
+    if spec.cpu:
+        requests["cpu"] = spec.cpu
+    if spec.memory:
+        requests["memory"] = limits["memory"] = spec.memory
+    if requests:
+        c["resources"] = {"requests": requests}
+        if limits:
+            c["resources"]["limits"] = limits
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     if spec.config_file_name:
         mounts.append({"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True})

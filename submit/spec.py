@@ -22,6 +22,7 @@ DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _SECRET = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+_CPU = re.compile(r"^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)\Z")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
 MAX_CONFIG_BYTES = 1024 * 1024 - 4096  # a ConfigMap holds at most 1 MiB
 
@@ -60,6 +61,8 @@ class WorkloadSpec:
     config_file_name: str | None = None
     config_file_data: str | None = None
     shm_size: str | None = None
+    cpu: str | None = None  # requests per pod (Kueue counts them against CPU quotas)
+    memory: str | None = None
     labels: tuple[tuple[str, str], ...] = field(default=())
 
     @property
@@ -186,6 +189,7 @@ def build_spec(
     priority: str | None = None, max_restarts: int = 0, restart_on_exit_codes: str | None = None,
     ttl: int | None = None, termination_grace_period: int | None = None,
     config_file: str | None = None, shm_size: str | None = None,
+    cpu: str | None = None, memory: str | None = None,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render."""
     chosen = pick_pool(outputs, accelerator, pool)
@@ -250,6 +254,10 @@ def build_spec(
     _positive("--termination-grace-period", termination_grace_period)
     if shm_size is not None and not _QUANTITY.match(shm_size):
         raise SpecError("--shm-size", f"{shm_size!r} is not a quantity such as 16Gi")
+    if cpu is not None and not _CPU.match(cpu):
+        raise SpecError("--cpu", f"{cpu!r} is not a CPU quantity such as 30 or 3500m")
+    if memory is not None and not _QUANTITY.match(memory):
+        raise SpecError("--memory", f"{memory!r} is not a quantity such as 100Gi")
 
     env_vars = parse_env_file(env_file) if env_file else []
     env_vars += parse_env(env) + parse_secret_env(secret_env)
@@ -282,5 +290,5 @@ def build_spec(
         priority=priority, max_restarts=max_restarts,
         retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl,
         termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
-        config_file_data=cfg_data, shm_size=shm_size,
+        config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
     )

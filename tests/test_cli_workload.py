@@ -240,6 +240,9 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("v5e-spot", {"--shm-size": "16GB"}, "--shm-size", "'16GB' is not a quantity such as 16Gi"),
     ("v5e-spot", {"--shm-size": "-1Gi"}, "--shm-size", "'-1Gi' is not a quantity such as 16Gi"),
     ("v5e-spot", {"--shm-size": "lots"}, "--shm-size", "'lots' is not a quantity such as 16Gi"),
+    ("v5e-spot", {"--cpu": "2 cores"}, "--cpu", "'2 cores' is not a CPU quantity such as 30 or 3500m"),
+    ("v5e-spot", {"--cpu": "1.5m"}, "--cpu", "'1.5m' is not a CPU quantity such as 30 or 3500m"),
+    ("v5e-spot", {"--memory": "100GB"}, "--memory", "'100GB' is not a quantity such as 100Gi"),
     # --namespace without a LocalQueue of the stack; --queue not a LocalQueue there
     ("v5e-spot", {"--namespace": "default"}, "--namespace",
      "'default' has no LocalQueue in stack 'v5e-spot'; namespaces with queues: training"),

@@ -227,10 +227,17 @@ def test_golden_reads_as_asked(case: Path) -> None:
     # Placement and resources straight from the contract.
     assert pod["nodeSelector"] == dict(pool.node_selector)
     assert pod.get("tolerations", []) == [dict(t) for t in pool.tolerations]
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
     if pool.resource_name:
-        amount = str(pool.chips_per_vm)
-        assert main["resources"] == {"requests": {pool.resource_name: amount},
-                                     "limits": {pool.resource_name: amount}}
+        requests[pool.resource_name] = limits[pool.resource_name] = str(pool.chips_per_vm)
+    if args.get("cpu"):
+        requests["cpu"] = args["cpu"]
+    if args.get("memory"):
+        requests["memory"] = limits["memory"] = args["memory"]
+    if requests:
+        expected = {"requests": requests, **({"limits": limits} if limits else {})}
+        assert main["resources"] == expected
     else:
         assert "resources" not in main
 
