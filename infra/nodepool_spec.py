@@ -22,6 +22,10 @@ SPOT_LABEL = "cloud.google.com/gke-spot"
 FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
 QUEUED_LABEL = "cloud.google.com/gke-queued"
 POOL_LABEL = "accelstack.dev/slice-pool"
+# Nodes of on-demand and reservation pools carry no GKE label that tells them apart, so the
+# stack labels every slice node with its capacity mode; selectors (and so Kueue flavors)
+# of different capacity never match the same nodes.
+CAPACITY_LABEL = "accelstack.dev/capacity"
 
 # GKE Standard labels Spot nodes but does not taint them; the stack taints them so that
 # only work that asked for interruptible capacity lands there.
@@ -32,8 +36,7 @@ QUEUED_TAINT = Taint(QUEUED_LABEL, "true")
 
 def node_labels(pool: SlicePool) -> dict[str, str]:
     """Labels the stack puts on every node of the pool (GKE adds its own beside them)."""
-    labels = {POOL_LABEL: pool.name, **pool.labels}
-    return labels
+    return {POOL_LABEL: pool.name, CAPACITY_LABEL: pool.capacity.mode, **pool.labels}
 
 
 def declared_taints(pool: SlicePool) -> list[Taint]:
@@ -45,6 +48,7 @@ def node_selector(pool: SlicePool) -> dict[str, str]:
     """What a pod must select to land on this pool's nodes, and nothing else's."""
     selector = dict(pool.accelerator.node_selector)
     mode = pool.capacity.mode
+    selector[CAPACITY_LABEL] = mode
     if mode == "spot":
         selector[SPOT_LABEL] = "true"
     elif mode == "flex-start":

@@ -56,6 +56,7 @@ TPU_ACCEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPO = "cloud.google.com/gke-tpu-topology"
 GPU_ACCEL = "cloud.google.com/gke-accelerator"
 POOL = "accelstack.dev/slice-pool"
+CAP = "accelstack.dev/capacity"
 PRIORITIES = {"very-low": 100, "low": 250, "medium": 500, "high": 750, "very-high": 1000}
 SOLO = {"withinClusterQueue": "LowerPriority"}
 COHORT = {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any",
@@ -452,7 +453,7 @@ def test_v6e_training_kueue_objects() -> None:
     ev = _evaluate("Pulumi.v6e-training.yaml")
     flavor = "v6e-256-on-demand"
     assert _kind(ev, "ResourceFlavor") == {flavor: _rf(
-        flavor, {TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "16x16"}, [TPU_TOL])}
+        flavor, {TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "16x16", CAP: "on-demand"}, [TPU_TOL])}
     assert _kind(ev, "ClusterQueue") == {
         "pretraining": _cq("pretraining", "pretraining", [_rg(TPU, (flavor, 768))],
                            cohort="trillium"),
@@ -477,7 +478,8 @@ def test_a3mega_kueue_objects() -> None:
                             {"nodeLabel": "kubernetes.io/hostname"}]}}}
     gpu = "h100-mega-80gb-8-on-demand"
     assert _kind(ev, "ResourceFlavor") == {
-        gpu: _rf(gpu, {GPU_ACCEL: "nvidia-h100-mega-80gb"}, [GPU_TOL], topology="gke-default"),
+        gpu: _rf(gpu, {GPU_ACCEL: "nvidia-h100-mega-80gb", CAP: "on-demand"}, [GPU_TOL],
+                 topology="gke-default"),
         "system-cpu": _rf("system-cpu", {POOL: "system"}, []),
     }
     cpu_group = {"coveredResources": ["cpu", "memory"], "flavors": [
@@ -492,13 +494,14 @@ def test_a3mega_kueue_objects() -> None:
 def test_v5e_spot_and_v5p_reserved_queues() -> None:
     ev = _evaluate("Pulumi.v5e-spot.yaml")
     assert _kind(ev, "ResourceFlavor") == {"v5litepod-16-spot": _rf(
-        "v5litepod-16-spot", {TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4",
+        "v5litepod-16-spot", {TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "spot",
                               "cloud.google.com/gke-spot": "true"}, [TPU_TOL, SPOT_TOL])}
     assert _kind(ev, "ClusterQueue") == {"cluster-queue": _cq(
         "cluster-queue", "training", [_rg(TPU, ("v5litepod-16-spot", 32))])}
     ev = _evaluate("Pulumi.v5p-reserved.yaml")
     assert _kind(ev, "ResourceFlavor") == {"v5p-128-reservation": _rf(
-        "v5p-128-reservation", {TPU_ACCEL: "tpu-v5p-slice", TPU_TOPO: "4x4x4"}, [TPU_TOL])}
+        "v5p-128-reservation", {TPU_ACCEL: "tpu-v5p-slice", TPU_TOPO: "4x4x4",
+                                CAP: "reservation"}, [TPU_TOL])}
     assert _kind(ev, "ClusterQueue") == {"cluster-queue": _cq(
         "cluster-queue", "training", [_rg(TPU, ("v5p-128-reservation", 64))])}
 
@@ -535,10 +538,10 @@ def test_spot_and_reservation_are_two_flavors() -> None:
     flavors = _kind(ev, "ResourceFlavor")
     assert flavors == {
         "v5litepod-16-spot": _rf("v5litepod-16-spot", {
-            TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4",
+            TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "spot",
             "cloud.google.com/gke-spot": "true"}, [TPU_TOL, SPOT_TOL]),
         "v5litepod-16-reservation": _rf("v5litepod-16-reservation", {
-            TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4"}, [TPU_TOL]),
+            TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "reservation"}, [TPU_TOL]),
     }
     assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [
         _rg(TPU, ("v5litepod-16-spot", 16), ("v5litepod-16-reservation", 32))]
@@ -567,9 +570,11 @@ def test_tpu_gpu_cpu_resource_groups() -> None:
     # an accelerator flavor's '<accelerator>-<mode>' name
     assert list(flavors) == ["cpu-cpu", "l4-1-flex-start", "v5litepod-16-on-demand"]
     assert flavors["cpu-cpu"] == _rf("cpu-cpu", {
-        "node.kubernetes.io/instance-type": "n2-standard-32", POOL: "cpu"}, [])
+        "node.kubernetes.io/instance-type": "n2-standard-32", POOL: "cpu", CAP: "on-demand"},
+        [])
     assert flavors["l4-1-flex-start"] == _rf("l4-1-flex-start", {
-        GPU_ACCEL: "nvidia-l4", "cloud.google.com/gke-flex-start": "true"}, [GPU_TOL])
+        GPU_ACCEL: "nvidia-l4", CAP: "flex-start", "cloud.google.com/gke-flex-start": "true"},
+        [GPU_TOL])
 
     def cpu_group(cpu: int, mem: str, borrow: tuple[int, str] | None = None) -> dict[str, Any]:
         res: list[dict[str, Any]] = [{"name": "cpu", "nominalQuota": cpu},
@@ -634,7 +639,8 @@ def test_queued_pool_gets_the_admission_check() -> None:
                      "valueFromProvisioningClassDetail": "ResizeRequestName"}]}}}}
     flavors = _kind(ev, "ResourceFlavor")
     assert flavors["v5p-64-queued"] == _rf("v5p-64-queued", {
-        TPU_ACCEL: "tpu-v5p-slice", TPU_TOPO: "2x4x4", "cloud.google.com/gke-queued": "true"},
+        TPU_ACCEL: "tpu-v5p-slice", TPU_TOPO: "2x4x4", CAP: "queued",
+        "cloud.google.com/gke-queued": "true"},
         [TPU_TOL, QUEUED_TOL])
     checks = [{"name": "dws-prov", "onFlavors": ["v5p-64-queued"]}]
     groups = [_rg(TPU, ("v5p-64-queued", 32), ("v5litepod-16-spot", 32))]
@@ -674,7 +680,8 @@ def test_flex_start_without_queuing_gets_no_admission_check() -> None:
     assert _kind(ev, "ClusterQueue") == {"cluster-queue": _cq(
         "cluster-queue", "training", [_rg(TPU, ("v6e-8-1vm-flex-start", 48))])}
     assert _kind(ev, "ResourceFlavor")["v6e-8-1vm-flex-start"]["spec"]["nodeLabels"] == {
-        TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "2x4", "cloud.google.com/gke-flex-start": "true"}
+        TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "2x4", CAP: "flex-start",
+        "cloud.google.com/gke-flex-start": "true"}
 
 
 # ----------------------------------------------------------------------------------
@@ -960,9 +967,9 @@ def test_cpu_pool_named_like_an_accelerator_flavor() -> None:
     assert list(flavors) == ["cpu-v5litepod-16-spot", "v5litepod-16-spot"]
     assert flavors["cpu-v5litepod-16-spot"] == _rf(
         "cpu-v5litepod-16-spot", {"node.kubernetes.io/instance-type": "n2-standard-32",
-                                  POOL: "v5litepod-16-spot"}, [])
+                                  POOL: "v5litepod-16-spot", CAP: "on-demand"}, [])
     assert flavors["v5litepod-16-spot"] == _rf(
-        "v5litepod-16-spot", {TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4",
+        "v5litepod-16-spot", {TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "spot",
                               "cloud.google.com/gke-spot": "true"}, [TPU_TOL, SPOT_TOL])
     assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [
         _rg(TPU, ("v5litepod-16-spot", 16)),

@@ -175,7 +175,10 @@ def test_v5e_spot_two_slices() -> None:
     assert out.node_selector == {
         "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
         "cloud.google.com/gke-tpu-topology": "4x4",
+        "accelstack.dev/capacity": "spot",
         "cloud.google.com/gke-spot": "true"}
+    assert pools["v5litepod-16-0"]["nodeConfig"]["labels"] == {
+        "accelstack.dev/slice-pool": "v5litepod-16", "accelstack.dev/capacity": "spot"}
     assert [t["key"] for t in out.tolerations] == ["google.com/tpu", "cloud.google.com/gke-spot"]
     assert ev.of_type("gcp:compute/routerNat:RouterNat")
 
@@ -328,6 +331,7 @@ def test_cpu_pool_selects_its_pool() -> None:
     assert "guestAccelerators" not in np["nodeConfig"]
     out = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools[0]
     assert out.node_selector == {"node.kubernetes.io/instance-type": "n2-standard-32",
+                                 "accelstack.dev/capacity": "on-demand",
                                  "accelstack.dev/slice-pool": "n2-standard-32-4"}
     assert out.tolerations == () and out.resource_name is None
 
