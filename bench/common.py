@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -10,10 +11,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def outputs_file(stack: str = "v5e-spot") -> Path:
-    """Write the offline preview's outputs of ``stack`` to a temporary file."""
-    from infra import harness
-
-    ev = harness.evaluate_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    """Write the offline preview's outputs of ``stack`` to a temporary file (in a process
+    of its own, so the benchmark's process never loads the Pulumi SDK)."""
     path = Path(tempfile.mkdtemp(prefix="accelstack-bench-")) / f"{stack}.json"
-    path.write_text(json.dumps(harness.plain_outputs(ev, reveal=True)))
+    preview = Path(sys.executable).with_name("accelstack-preview")
+    subprocess.run([str(preview), stack, "--quiet", "--outputs", str(path)], check=True,
+                   cwd=ROOT)
     return path

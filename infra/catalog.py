@@ -370,48 +370,62 @@ def _tpu_shapes(gen: TpuGeneration) -> list[_Shape]:
 
 @lru_cache(maxsize=None)
 def _tpu_table() -> tuple[dict[str, Accelerator], dict[str, str]]:
-    """(canonical name -> entry, every accepted name -> canonical name)."""
+    """(canonical name -> entry, every accepted name -> canonical name), all generations."""
     entries: dict[str, Accelerator] = {}
     names: dict[str, str] = {}
     for gen in TPU_GENERATIONS:
-        shapes = _tpu_shapes(gen)
-        default_for_count: dict[int, str] = {}
-        for s in shapes:
-            if s.single_vm_variant:
-                continue
-            chips = _product(_dims(s.topology))
-            best = default_for_count.get(chips)
-            if best is None or _squareness(_dims(s.topology)) < _squareness(_dims(best)):
-                default_for_count[chips] = s.topology
-        canon_prefix = gen.prefixes[0]
-        for s in shapes:
-            chips = _product(_dims(s.topology))
-            count = chips * gen.cores_per_chip
-            suffix = SINGLE_VM_SUFFIX if s.single_vm_variant else ""
-            topo_names = [f"{p}-{s.topology}{suffix}" for p in gen.prefixes]
-            count_names = [f"{p}-{count}{suffix}" for p in gen.prefixes]
-            is_default = s.single_vm_variant or default_for_count.get(chips) == s.topology
-            primary = count_names[0] if is_default else topo_names[0]
-            accepted = topo_names + (count_names if is_default else [])
-            if s.single_vm_variant:
-                accepted.append(s.machine_type)
-            aliases = tuple(n for n in accepted if n != primary)
-            entries[primary] = Accelerator(
-                name=primary,
-                kind="tpu",
-                family=gen.family,
-                machine_type=s.machine_type,
-                topology=s.topology,
-                chips_per_vm=s.chips_per_vm,
-                vms_per_slice=s.vms,
-                gke_accelerator=gen.gke_accelerator,
-                resource_name=TPU_RESOURCE,
-                taint=TPU_TAINT,
-                aliases=aliases,
-            )
-            for n in (primary, *aliases):
-                names[n] = primary
-        del canon_prefix
+        e, n = _gen_table(gen)
+        entries.update(e)
+        names.update(n)
+    return entries, names
+
+
+def _gen_table(gen: TpuGeneration) -> tuple[dict[str, Accelerator], dict[str, str]]:
+    return _family_table(gen.family)
+
+
+@lru_cache(maxsize=None)
+def _family_table(family: str) -> tuple[dict[str, Accelerator], dict[str, str]]:
+    """One generation's entries; built on first use (the submitter resolves one name)."""
+    gen = generation(family)
+    entries: dict[str, Accelerator] = {}
+    names: dict[str, str] = {}
+    shapes = _tpu_shapes(gen)
+    default_for_count: dict[int, str] = {}
+    for s in shapes:
+        if s.single_vm_variant:
+            continue
+        chips = _product(_dims(s.topology))
+        best = default_for_count.get(chips)
+        if best is None or _squareness(_dims(s.topology)) < _squareness(_dims(best)):
+            default_for_count[chips] = s.topology
+    for s in shapes:
+        chips = _product(_dims(s.topology))
+        count = chips * gen.cores_per_chip
+        suffix = SINGLE_VM_SUFFIX if s.single_vm_variant else ""
+        topo_names = [f"{p}-{s.topology}{suffix}" for p in gen.prefixes]
+        count_names = [f"{p}-{count}{suffix}" for p in gen.prefixes]
+        is_default = s.single_vm_variant or default_for_count.get(chips) == s.topology
+        primary = count_names[0] if is_default else topo_names[0]
+        accepted = topo_names + (count_names if is_default else [])
+        if s.single_vm_variant:
+            accepted.append(s.machine_type)
+        aliases = tuple(n for n in accepted if n != primary)
+        entries[primary] = Accelerator(
+            name=primary,
+            kind="tpu",
+            family=gen.family,
+            machine_type=s.machine_type,
+            topology=s.topology,
+            chips_per_vm=s.chips_per_vm,
+            vms_per_slice=s.vms,
+            gke_accelerator=gen.gke_accelerator,
+            resource_name=TPU_RESOURCE,
+            taint=TPU_TAINT,
+            aliases=aliases,
+        )
+        for n in (primary, *aliases):
+            names[n] = primary
     return entries, names
 
 
@@ -502,7 +516,12 @@ def _prefix_of(name: str) -> TpuGeneration | None:
 def resolve(name: str) -> Accelerator:
     """Look up a slice type by any accepted name; raise UnknownAccelerator otherwise."""
     key = name.strip().lower()
-    tpus, tpu_names = _tpu_table()
+    gen = _prefix_of(key)
+    if gen is not None:
+        entries, names = _gen_table(gen)
+        if key in names:
+            return entries[names[key]]
+    tpus, tpu_names = _tpu_table()  # machine-type aliases such as ct5lp-hightpu-8t
     if key in tpu_names:
         return tpus[tpu_names[key]]
     gpus = _gpu_table()
