@@ -66,7 +66,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     net = ClusterNetwork(cfg.cluster_name, cfg)
     gke = GkeCluster(cfg.cluster_name, cfg, network=net.network, subnetwork=net.subnetwork)
     system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
-                   service_account=gke.service_account_email)
+                            service_account=gke.service_account_email)
 
     groups = gpu_network_groups(cfg)
     data_nets = {g.key: GpuDataNetworks(g.key, cfg, g) for g in groups}
