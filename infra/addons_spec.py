@@ -8,6 +8,7 @@ pulumi.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from infra.config import StackConfig
@@ -55,3 +56,29 @@ def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
 
 def jobset_manifest_url(cfg: StackConfig) -> str:
     return JOBSET_MANIFEST.format(v=cfg.addons.jobset_version)
+
+
+JOBSET_DEPLOYMENT = "jobset-controller-manager"  # in jobset-system; container "manager"
+
+
+def jobset_memory_mi(nodes: int) -> int:
+    # The manifest asks for 128Mi and caps at 4Gi; the controller's caches grow with the
+    # Jobs and pods of the cluster, so ask for 1 MiB per node above the manifest's floor.
+    return max(128, nodes)
+
+
+def size_jobset_controller(obj: dict[str, Any], nodes: int) -> dict[str, Any] | None:
+    """The JobSet controller Deployment of the release manifest, sized for ``nodes`` and
+    kept on the system pool; None for every other object of the manifest."""
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") != "Deployment" or meta.get("name") != JOBSET_DEPLOYMENT:
+        return None
+    out = copy.deepcopy(obj)
+    pod = out.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
+    pod["nodeSelector"] = {"accelstack.dev/slice-pool": "system"}
+    request = jobset_memory_mi(nodes)
+    for c in pod.get("containers") or []:
+        if c.get("name") == "manager":
+            c["resources"] = {"requests": {"cpu": "500m", "memory": f"{request}Mi"},
+                              "limits": {"memory": f"{max(4096, 4 * request)}Mi"}}
+    return out

@@ -47,6 +47,7 @@ class Resource:
     custom: bool
     inputs: dict[str, Any]
     dependencies: tuple[str, ...] = ()
+    transforms: int = 0  # resource transforms registered with it (the mock engine runs none)
 
     @property
     def parent_name(self) -> str:
@@ -93,10 +94,12 @@ def _plain(value: Any) -> Any:
 class _Mocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.transforms: dict[tuple[str, str], int] = {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         inputs = _unwrap(dict(args.inputs))
         self.inputs[(args.typ, args.name)] = inputs
+        self.transforms[(args.typ, args.name)] = len(args.transforms)
         state = _plain(inputs)
         name = state.get("name", args.name)
         project = state.get("project", "preview-project")
@@ -170,7 +173,8 @@ def evaluate(raw: Mapping[str, Any], stack: str = "dev") -> Evaluation:
     for type_, name, parent, custom, deps in monitor.order:
         urn = monitor.make_urn(parent, type_, name)
         result.resources.append(Resource(urn, type_, name, parent, custom,
-                                         mocks.inputs.get((type_, name), {}), deps))
+                                         mocks.inputs.get((type_, name), {}), deps,
+                                         mocks.transforms.get((type_, name), 0)))
     # Registration order depends on when inputs resolve; sort for stable results.
     result.resources.sort(key=lambda r: r.urn)
     return result

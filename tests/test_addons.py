@@ -27,7 +27,7 @@ import pytest
 
 import schema
 from conftest import MINIMAL, STACK_FILES
-from infra import catalog, contract, harness, image_cache_spec, kueue_spec
+from infra import addons_spec, catalog, contract, harness, image_cache_spec, kueue_spec
 from infra.harness import Evaluation, Resource
 from infra.program import StackConfigError
 
@@ -1005,3 +1005,48 @@ def test_rendered_daemonsets_do_not_share_state() -> None:
             original["containers"][0]["resources"]["requests"]["cpu"]
         pod["initContainers"][0]["volumeMounts"][:] = original["initContainers"][0][
             "volumeMounts"]
+
+
+# ----------------------------------------------------------------------------------
+# JobSet controller sizing (a transform on the release manifest's objects)
+
+
+_JOBSET_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "jobset-controller-manager", "namespace": "jobset-system"},
+    "spec": {"template": {"spec": {"containers": [
+        {"name": "manager", "image": "registry.k8s.io/jobset/jobset:v0.12.0",
+         "resources": {"requests": {"cpu": "500m", "memory": "128Mi"},
+                       "limits": {"memory": "4Gi"}}},
+        {"name": "kube-rbac-proxy", "image": "proxy:1"}]}}},
+}
+
+
+@pytest.mark.parametrize("nodes,request_mi,limit_mi", [(3, 128, 4096), (652, 652, 4096),
+                                                        (2000, 2000, 8000)])
+def test_jobset_controller_is_sized_for_the_nodes(nodes: int, request_mi: int,
+                                                  limit_mi: int) -> None:
+    sized = addons_spec.size_jobset_controller(copy.deepcopy(_JOBSET_DEPLOYMENT), nodes)
+    assert sized is not None
+    pod = sized["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"accelstack.dev/slice-pool": "system"}
+    manager, proxy = pod["containers"]
+    assert manager["resources"] == {"requests": {"cpu": "500m", "memory": f"{request_mi}Mi"},
+                                    "limits": {"memory": f"{limit_mi}Mi"}}
+    assert proxy == {"name": "kube-rbac-proxy", "image": "proxy:1"}
+    assert _JOBSET_DEPLOYMENT["spec"]["template"]["spec"]["containers"][0]["resources"][
+        "requests"]["memory"] == "128Mi"  # the manifest's object itself is left alone
+
+
+@pytest.mark.parametrize("obj", [
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "jobset-controller-manager"}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "other"}},
+])
+def test_jobset_transform_leaves_other_objects(obj: dict[str, Any]) -> None:
+    assert addons_spec.size_jobset_controller(obj, 100) is None
+
+
+def test_jobset_manifest_carries_the_sizing_transform() -> None:
+    ev = _evaluate("Pulumi.v6e-training.yaml")
+    [jobset] = [r for r in ev.of_type("kubernetes:yaml/v2:ConfigFile") if r.name == "jobset"]
+    assert jobset.transforms == 1

@@ -33,8 +33,17 @@ class ClusterAddons(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
 
         kueue = k8s.helm.v3.Release("kueue", opts=child, **addons_spec.kueue_release_args(cfg))
-        jobset = k8s.yaml.v2.ConfigFile("jobset", opts=child,
-                                        file=addons_spec.jobset_manifest_url(cfg))
+        nodes = addons_spec.node_count(cfg)
+
+        def size_jobset(args: pulumi.ResourceTransformArgs
+                        ) -> pulumi.ResourceTransformResult | None:
+            sized = addons_spec.size_jobset_controller(dict(args.props), nodes)
+            return None if sized is None else pulumi.ResourceTransformResult(sized, args.opts)
+
+        jobset = k8s.yaml.v2.ConfigFile(
+            "jobset", file=addons_spec.jobset_manifest_url(cfg),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                transforms=[size_jobset])))
         installs = [kueue, jobset]
 
         namespaces = {}
