@@ -36,7 +36,7 @@ def daemonset_name(image: CachedImage) -> str:
     return f"image-cache-{image.name}"[:63].rstrip("-")
 
 
-def daemonset(cfg: StackConfig, image: CachedImage) -> dict[str, Any]:
+def daemonset(image: CachedImage) -> dict[str, Any]:
     name = daemonset_name(image)
     labels = {"app.kubernetes.io/name": "image-cache", "app.kubernetes.io/instance": name,
               "app.kubernetes.io/managed-by": "accelstack"}
@@ -77,7 +77,7 @@ def daemonset(cfg: StackConfig, image: CachedImage) -> dict[str, Any]:
 
 
 def daemonsets(cfg: StackConfig) -> list[dict[str, Any]]:
-    return [daemonset(cfg, image) for image in cfg.image_cache]
+    return [daemonset(image) for image in cfg.image_cache]
 
 
 def namespace() -> dict[str, Any]:

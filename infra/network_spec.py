@@ -93,7 +93,7 @@ def gpu_network_groups(cfg: StackConfig) -> list[NetworkGroup]:
     return groups
 
 
-def group_for(cfg: StackConfig, groups: list[NetworkGroup], pool: SlicePool) -> NetworkGroup | None:
+def group_for(groups: list[NetworkGroup], pool: SlicePool) -> NetworkGroup | None:
     if pool.accelerator.networking == "none":
         return None
     kind, zone, nics = _group_key(pool)

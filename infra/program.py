@@ -72,7 +72,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     data_nets = {g.key: GpuDataNetworks(g.key, cfg, g) for g in groups}
     pool_networks: dict[str, list[dict[str, str]]] = {}
     for pool in cfg.slices:
-        group = group_for(cfg, groups, pool)
+        group = group_for(groups, pool)
         extra = group.node_networks() if group else None
         if extra:
             pool_networks[pool.name] = extra
