@@ -26,6 +26,7 @@ from typing import Any
 
 from infra import catalog, pod_resources
 from infra.addons_config import PRIORITY_CLASSES
+from infra.addons_spec import MANAGED_NAMESPACE_LABEL
 from infra.catalog import GPU_RESOURCE, TPU_RESOURCE
 from infra.config import SlicePool, StackConfig
 from infra.nodepool_spec import node_selector, tolerations, vms_total
@@ -262,6 +263,8 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
 
 def namespaces(cfg: StackConfig) -> list[dict[str, Any]]:
     names = [cfg.queues.namespace] + [t.namespace for t in cfg.queues.teams]
+    # The label opts the namespace into Kueue's management (addons_spec.kueue_manager_config).
     return [{"apiVersion": "v1", "kind": "Namespace",
-             "metadata": {"name": n, "labels": {"app.kubernetes.io/managed-by": "accelstack"}}}
+             "metadata": {"name": n, "labels": {"app.kubernetes.io/managed-by": "accelstack",
+                                                MANAGED_NAMESPACE_LABEL: "true"}}}
             for n in names]

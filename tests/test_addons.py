@@ -24,6 +24,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+import yaml
 
 import schema
 from conftest import MINIMAL, STACK_FILES
@@ -292,7 +293,57 @@ def test_kueue_release(case: tuple[dict[str, Any], Evaluation]) -> None:
             "nodeSelector": {"accelstack.dev/slice-pool": "system"},
         },
         "enablePrometheus": False,
+        "managerConfig": {"controllerManagerConfigYaml": inputs["values"]["managerConfig"][
+            "controllerManagerConfigYaml"]},
     }
+    config = yaml.safe_load(inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert config == KUEUE_CONFIG
+
+
+# The chart's default Configuration (v0.19.2 charts/kueue/values.yaml) with two changes:
+# Kueue manages (and its webhooks see) only namespaces labelled for it, and only the Job
+# and JobSet integrations are on.
+KUEUE_CONFIG = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+    "health": {"healthProbeBindAddress": ":8081"}, "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {"groupKindConcurrency": {
+        "Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10, "LocalQueue.kueue.x-k8s.io": 5,
+        "ClusterQueue.kueue.x-k8s.io": 5, "ResourceFlavor.kueue.x-k8s.io": 1}},
+    "clientConnection": {"qps": 300, "burst": 500},
+    "managedJobsNamespaceSelector": {"matchLabels": {"accelstack.dev/kueue-managed": "true"}},
+    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+}
+
+
+def _selected(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector["matchLabels"].items())
+
+
+def test_kueue_never_gates_system_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
+    # The chart gives every Kueue webhook this namespaceSelector: namespaces outside it
+    # (JobSet's, GKE's, the image cache's) never wait on Kueue; the workload namespaces,
+    # as the stack declares them, are managed.
+    _, ev = case
+    selector = KUEUE_CONFIG["managedJobsNamespaceSelector"]
+    declared = {r.name: harness._plain(r.inputs)["metadata"] for r in ev.of_type(NAMESPACE)}
+    for meta in declared.values():
+        managed = meta["name"] != image_cache_spec.NAMESPACE
+        assert _selected(selector, meta.get("labels", {})) == managed, meta
+    for system in ("kube-system", "kueue-system", "jobset-system", "gmp-system",
+                   "gke-managed-system"):
+        assert not _selected(selector, {"kubernetes.io/metadata.name": system})
+
+
+# Was: Kueue and JobSet were installed in parallel; Kueue's deployment webhook (failurePolicy
+# Fail with the chart's default integrations) could refuse the JobSet controller's
+# Deployment while Kueue was starting.
+def test_jobset_is_installed_before_kueue(case: tuple[dict[str, Any], Evaluation]) -> None:
+    _, ev = case
+    kueue, jobset = _one(ev, RELEASE), _jobset(ev)
+    assert jobset.urn in kueue.dependencies
+    assert kueue.urn not in jobset.dependencies
 
 
 @pytest.mark.parametrize("case_name,memory", [
@@ -447,10 +498,15 @@ def test_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
     names = [q.get("namespace", "training")] + [
         t.get("namespace", t["name"]) for t in q.get("teams", [])] + ["accelstack-system"]
     declared = {r.name: harness._plain(r.inputs) for r in ev.of_type(NAMESPACE)}
+
+    def labels(n: str) -> dict[str, str]:
+        out = {"app.kubernetes.io/managed-by": "accelstack"}
+        if n != "accelstack-system":  # workload namespaces opt in to Kueue
+            out["accelstack.dev/kueue-managed"] = "true"
+        return out
     assert declared == {
         f"namespace-{n}": {"apiVersion": "v1", "kind": "Namespace",
-                           "metadata": {"name": n, "labels": {
-                               "app.kubernetes.io/managed-by": "accelstack"}}}
+                           "metadata": {"name": n, "labels": labels(n)}}
         for n in names}
     for ns in declared.values():
         schema.validate(ns)
