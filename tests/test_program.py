@@ -16,6 +16,8 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 NETWORK = "gcp:compute/network:Network"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
 POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
+FIREWALL = "gcp:compute/firewall:Firewall"
+SERVICE = "gcp:projects/service:Service"
 
 
 def _ev(**overrides: Any) -> Evaluation:
@@ -74,7 +76,10 @@ def test_cluster_settings(stack: Evaluation) -> None:
 def test_node_service_account_is_least_privilege(stack: Evaluation) -> None:
     roles = sorted(harness._plain(r.inputs)["role"]
                    for r in stack.of_type("gcp:projects/iAMMember:IAMMember"))
-    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+    # serviceUsageConsumer: image streaming with a custom node service account (GKE's
+    # image-streaming page, Requirements)
+    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount",
+                     "roles/serviceusage.serviceUsageConsumer"]
     for r in stack.of_type("gcp:projects/iAMMember:IAMMember"):
         assert r.inputs["member"].startswith("serviceAccount:")
 
@@ -123,12 +128,61 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
     comps = {r.urn: r for r in stack.resources if not r.custom}
     assert {r.type for r in comps.values()} <= {
         "accelstack:network:ClusterNetwork", "accelstack:network:GpuDataNetworks",
+        "accelstack:services:ProjectServices",
         "accelstack:cluster:GkeCluster", "accelstack:nodepool:SystemNodePool",
         "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
         "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"
+
+
+# Was: no API was declared; `pulumi up` on a new project failed on the first resource whose
+# API was off, and image streaming (every pool) silently needs containerfilesystem.
+def test_project_services_come_first(stack: Evaluation) -> None:
+    services = {harness._plain(r.inputs)["service"]: r for r in stack.of_type(SERVICE)}
+    assert sorted(services) == ["compute.googleapis.com", "container.googleapis.com",
+                                "containerfilesystem.googleapis.com", "iam.googleapis.com"]
+    for r in services.values():
+        inputs = harness._plain(r.inputs)
+        assert inputs["project"] == stack.config.project
+        assert inputs["disableOnDestroy"] is False
+    urns = {r.urn for r in services.values()}
+    by_urn = {r.urn: r for r in stack.resources}
+
+    def waits(r: Any, seen: set[str]) -> set[str]:
+        out = set(r.dependencies)
+        for d in r.dependencies:
+            if d not in seen and d in by_urn:
+                seen.add(d)
+                out |= waits(by_urn[d], seen)
+        return out
+    roots = [CLUSTER, NETWORK, SUBNET, FIREWALL, "gcp:serviceaccount/account:Account",
+             "gcp:projects/iAMMember:IAMMember"]
+    for type_ in roots:
+        for r in stack.of_type(type_):
+            assert urns <= waits(r, set()), f"{r.type} {r.name} does not wait for the APIs"
+
+
+# Was: on a private cluster GKE's automatic rule lets the control plane reach the nodes on
+# tcp 443 and 10250 only; Kueue's and JobSet's webhooks (failurePolicy Fail) listen on
+# 9443 (Kueue v0.19.2 chart webhookService targetPort; JobSet v0.12.0
+# config/components/webhook/service.yaml) and Kueue's visibility APIService on 8082.
+def test_private_cluster_opens_the_webhook_ports() -> None:
+    ev = _ev(privateNodes=True)
+    [fw] = [harness._plain(r.inputs) for r in ev.of_type(FIREWALL)]
+    [account] = ev.of_type("gcp:serviceaccount/account:Account")
+    assert fw == {
+        "name": "test-webhooks", "project": "test-project", "network": "test-net",
+        "direction": "INGRESS", "sourceRanges": [ev.config.network.master_cidr],
+        "targetServiceAccounts": [f"{harness._plain(account.inputs)['accountId']}"
+                                  "@test-project.iam.gserviceaccount.com"],
+        "allows": [{"protocol": "tcp", "ports": ["8082", "9443"]}],
+        "description": "GKE control plane to the Kueue and JobSet webhooks (accelstack)"}
+    # every pool runs as the service account the rule targets
+    for np in _pools(ev).values():
+        assert np["nodeConfig"]["serviceAccount"] == fw["targetServiceAccounts"][0]
+    assert _ev(privateNodes=False).of_type(FIREWALL) == []
 
 
 def test_exports_the_contract(stack: Evaluation) -> None:
@@ -224,7 +278,7 @@ def test_a3_mega_networks() -> None:
     # node pools must wait for their data networks
     pool_comp = ev.named("h100-mega-80gb-8", "accelstack:nodepool:SliceNodePools")
     assert any("GpuDataNetworks" in d for d in pool_comp.dependencies)
-    assert len(ev.of_type("gcp:compute/firewall:Firewall")) == 8
+    assert len([r for r in ev.of_type(FIREWALL) if "tcpxo" in r.name]) == 8
 
 
 def test_rdma_networks_for_b200() -> None:
@@ -244,7 +298,8 @@ def test_rdma_networks_for_b200() -> None:
     assert np["nodeConfig"]["reservationAffinity"]["values"] == ["a4-res/reservationBlocks/blk-1"]
     assert np["autoscaling"]["totalMinNodeCount"] == 4
     # RoCE VPCs take no firewall rules; the gVNIC VPC gets one
-    assert [r.name for r in ev.of_type("gcp:compute/firewall:Firewall")] == ["test-rdma-b-gvnic-internal"]
+    assert [r.name for r in ev.of_type(FIREWALL) if r.name != "test-webhooks"] == [
+        "test-rdma-b-gvnic-internal"]
 
 
 def test_queued_multi_host_tpu() -> None:
