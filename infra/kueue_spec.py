@@ -56,6 +56,7 @@ class Flavor:
     cpu_milli: int = 0  # accelerator flavors: the pod share of CPU times their nodes
     memory_mi: int = 0  # accelerator flavors: the pod share of memory times their nodes
     node_taints: list[dict[str, str]] = field(default_factory=list)
+    max_run_seconds: int | None = None  # queued flavors: the shortest of their pools
 
     def cpu_memory(self, share: float) -> tuple[str | int, str]:
         """The flavor's cpu and memory quota, scaled by ``share`` of its main quota."""
@@ -111,6 +112,9 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
                                   topology=TAS_TOPOLOGY if _uses_tas(cfg, pool) else None,
                                   node_taints=taints)
         f.quota += pool.chips
+        run = pool.capacity.max_run_seconds
+        if f.queued and run is not None:
+            f.max_run_seconds = run if f.max_run_seconds is None else min(f.max_run_seconds, run)
         share = pod_resources.pod_share(a.machine_type)
         if share is not None:
             f.cpu_milli += share.cpu_milli * vms_total(pool)
@@ -191,11 +195,32 @@ def _cluster_queue(cfg: StackConfig, name: str, namespace: str, flavor_list: lis
         spec["cohortName"] = cfg.queues.cohort
         spec["preemption"]["reclaimWithinCohort"] = "Any"
         spec["preemption"]["borrowWithinCohort"] = {"policy": "LowerPriority"}
-    queued = [f.name for f in flavor_list if f.queued]
-    if queued:
+    checks = _queued_checks(flavor_list)
+    if checks:
         spec["admissionChecksStrategy"] = {"admissionChecks": [
-            {"name": QUEUED_CHECK, "onFlavors": queued}]}
+            {"name": check, "onFlavors": [f.name for f in members]}
+            for check, (_, _, members) in checks.items()]}
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _queued_checks(flavor_list: list[Flavor]
+                   ) -> dict[str, tuple[str, int | None, list[Flavor]]]:
+    """check name -> (ProvisioningRequestConfig name, max run seconds, flavors).
+
+    A queued pool's maximum run time is a parameter of its ProvisioningRequest
+    (maxRunDurationSeconds, GKE: "Deploy GPU batch and AI workloads with queued
+    provisioning", ProvisioningRequest parameters; default and maximum seven days), not
+    a node pool setting: Kueue copies a ProvisioningRequestConfig's parameters into the
+    requests it creates, so each distinct duration gets a config and check of its own."""
+    out: dict[str, tuple[str, int | None, list[Flavor]]] = {}
+    for f in flavor_list:
+        if not f.queued:
+            continue
+        suffix = "" if f.max_run_seconds is None else f"-{f.max_run_seconds}s"
+        entry = out.setdefault(QUEUED_CHECK + suffix,
+                               (QUEUED_CONFIG + suffix, f.max_run_seconds, []))
+        entry[2].append(f)
+    return out
 
 
 def _local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
@@ -222,26 +247,25 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
             spec["topologyName"] = f.topology
         objs.append({"apiVersion": API, "kind": "ResourceFlavor",
                      "metadata": {"name": f.name}, "spec": spec})
-    queued = [f for f in flavor_list if f.queued]
-    if queued:
+    for check, (config, seconds, members) in _queued_checks(flavor_list).items():
+        prc: dict[str, Any] = {
+            "provisioningClassName": QUEUED_CLASS,
+            "managedResources": sorted({f.resource for f in members}),
+            # Pods land only on the nodes provisioned for their own request.
+            "podSetUpdates": {"nodeSelector": [{
+                "key": "autoscaling.gke.io/provisioning-request",
+                "valueFromProvisioningClassDetail": "ResizeRequestName"}]},
+        }
+        if seconds is not None:
+            prc["parameters"] = {"maxRunDurationSeconds": str(seconds)}
+        objs.append({"apiVersion": API, "kind": "ProvisioningRequestConfig",
+                     "metadata": {"name": config}, "spec": prc})
         objs.append({
-            "apiVersion": API, "kind": "ProvisioningRequestConfig",
-            "metadata": {"name": QUEUED_CONFIG},
-            "spec": {
-                "provisioningClassName": QUEUED_CLASS,
-                "managedResources": sorted({f.resource for f in queued}),
-                # Pods land only on the nodes provisioned for their own request.
-                "podSetUpdates": {"nodeSelector": [{
-                    "key": "autoscaling.gke.io/provisioning-request",
-                    "valueFromProvisioningClassDetail": "ResizeRequestName"}]},
-            },
-        })
-        objs.append({
-            "apiVersion": API, "kind": "AdmissionCheck", "metadata": {"name": QUEUED_CHECK},
+            "apiVersion": API, "kind": "AdmissionCheck", "metadata": {"name": check},
             "spec": {"controllerName": PROVISIONING_CONTROLLER,
                      "parameters": {"apiGroup": "kueue.x-k8s.io",
                                     "kind": "ProvisioningRequestConfig",
-                                    "name": QUEUED_CONFIG}},
+                                    "name": config}},
         })
     for name, value in PRIORITY_CLASSES:
         objs.append({"apiVersion": API, "kind": "WorkloadPriorityClass",

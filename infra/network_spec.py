@@ -159,8 +159,17 @@ def data_network_args(cfg: StackConfig, net: DataNetwork) -> dict[str, Any]:
         "description": f"accelstack GPU data network for {cfg.cluster_name}",
     }
     if net.network_profile:
-        args["network_profile"] = net.network_profile
+        args["network_profile"] = network_profile_url(cfg.project, net.network_profile)
     return args
+
+
+def network_profile_url(project: str, profile: str) -> str:
+    """The partial URL the Compute API takes for a network profile: networkProfile is "a
+    full or partial URL of the network profile to apply to this network", e.g.
+    projects/{projectId}/global/networkProfiles/{network_profile_name} (pulumi-gcp
+    compute.Network input, after the Compute API's Network resource). The provider passes
+    the value through verbatim, so a bare profile name is refused at `pulumi up`."""
+    return f"projects/{project}/global/networkProfiles/{profile}"
 
 
 def data_subnet_args(cfg: StackConfig, subnet: Subnet, network: object) -> dict[str, Any]:

@@ -286,7 +286,9 @@ def test_rdma_networks_for_b200() -> None:
              slices=[{"accelerator": "b200-8", "count": 4,
                       "capacity": {"mode": "reservation", "reservation": "a4-res", "block": "blk-1"}}])
     nets = {r.name: harness._plain(r.inputs) for r in ev.of_type(NETWORK)}
-    assert nets["test-rdma-b-rdma"]["networkProfile"] == "us-south1-b-vpc-roce"
+    # Was: the bare name 'us-south1-b-vpc-roce', which the Compute API refuses
+    assert nets["test-rdma-b-rdma"]["networkProfile"] == (
+        "projects/test-project/global/networkProfiles/us-south1-b-vpc-roce")
     assert nets["test-rdma-b-rdma"]["mtu"] == 8896
     assert "networkProfile" not in nets["test-rdma-b-gvnic"]
     np = _pools(ev)["b200-8"]
@@ -314,12 +316,38 @@ def test_queued_multi_host_tpu() -> None:
                                      "locationPolicy": "ANY"}
         assert np["management"] == {"autoRepair": False, "autoUpgrade": True}
         assert np["nodeConfig"]["flexStart"] is True
-        assert np["nodeConfig"]["maxRunDuration"] == "259200s"
+        # queued provisioning takes its run limit from the ProvisioningRequest, not the pool
+        assert "maxRunDuration" not in np["nodeConfig"]
         assert np["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
     out = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools[0]
     assert out.node_selector["cloud.google.com/gke-queued"] == "true"
     assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true",
             "effect": "NoSchedule"} in out.tolerations
+
+
+# Was: a queued pool's maxRunDuration went to the node pool, a flex-start setting; GKE
+# reads a queued node's run limit from the ProvisioningRequest's maxRunDurationSeconds.
+def test_queued_max_run_duration_is_a_provisioning_request_parameter() -> None:
+    from infra import kueue_spec
+    ev = _ev(slices=[{"name": "a", "accelerator": "v5p-64", "capacity": {
+        "mode": "queued", "maxRunDuration": "3d"}},
+        {"name": "b", "accelerator": "l4-1", "capacity": "queued"},
+        {"name": "c", "accelerator": "l4-1", "count": 2,
+         "capacity": {"mode": "flex-start", "maxRunDuration": "1d"}}])
+    objs = kueue_spec.kueue_objects(ev.config)
+    configs = {o["metadata"]["name"]: o["spec"] for o in objs
+               if o["kind"] == "ProvisioningRequestConfig"}
+    assert configs["dws-config-259200s"]["parameters"] == {"maxRunDurationSeconds": "259200"}
+    assert "parameters" not in configs["dws-config"]
+    checks = {o["metadata"]["name"]: o["spec"]["parameters"]["name"] for o in objs
+              if o["kind"] == "AdmissionCheck"}
+    assert checks == {"dws-prov-259200s": "dws-config-259200s", "dws-prov": "dws-config"}
+    [cq] = [o for o in objs if o["kind"] == "ClusterQueue"]
+    assert cq["spec"]["admissionChecksStrategy"]["admissionChecks"] == [
+        {"name": "dws-prov-259200s", "onFlavors": ["v5p-64-queued"]},
+        {"name": "dws-prov", "onFlavors": ["l4-1-queued"]}]
+    # flex-start keeps the node pool's own limit
+    assert _pools(ev)["c"]["nodeConfig"]["maxRunDuration"] == "86400s"
 
 
 def test_flex_start_single_host_tpu() -> None:
@@ -340,11 +368,22 @@ def test_ironwood_workload_policy() -> None:
     assert policies["tpu7x-128-0-wp"]["workloadPolicy"] == {
         "type": "HIGH_THROUGHPUT", "acceleratorTopology": "4x4x4"}
     np = _pools(ev)["tpu7x-128-0"]
-    assert np["placementPolicy"] == {"type": "COMPACT", "policyName": "test-tpu7x-128-0-wp"}
+    # Was: COMPACT together with the policy; the workload policy goes alone
+    assert np["placementPolicy"] == {"policyName": "test-tpu7x-128-0-wp"}
     assert np["nodeCount"] == 16
     # single-host Ironwood takes no workload policy
     ev1 = _ev(slices=[{"accelerator": "tpu7x-8", "count": 3}])
     assert ev1.of_type(POLICY) == []
+
+
+def test_spot_pools_never_consume_reservations_and_no_host_maintenance_opt_in() -> None:
+    ev = _ev(slices=[{"accelerator": "v5litepod-16", "capacity": "spot"},
+                     {"accelerator": "v5p-8", "count": 2}])
+    for name, np in _pools(ev).items():
+        assert "hostMaintenancePolicy" not in np["nodeConfig"], name
+    spot = _pools(ev)["v5litepod-16-0"]["nodeConfig"]
+    assert spot["spot"] is True
+    assert spot["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
 
 
 def test_node_auto_provisioning_limits() -> None:
