@@ -29,7 +29,11 @@ SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", 
 CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration")
 
 # GKE minimum versions stated in its docs, checked when a stack pins a version.
-MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)
+MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)  # TPUs
+# GPUs: "Ensure that you have a GKE cluster in version 1.32.2-gke.1652000 or later"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest, Before you
+# begin); TPUs need the later version above.
+MIN_VERSION_FLEX_START_GPU = (1, 32, 2, 1652000)
 MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
 
 _DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
@@ -266,9 +270,11 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     if version is not None:
         v = _version_tuple(version)
         full = len(version.split(".")) > 2
+        least = MIN_VERSION_FLEX_START if accel.kind == "tpu" else MIN_VERSION_FLEX_START_GPU
         if mode in ("flex-start", "queued") and (
-                v[:2] < MIN_VERSION_FLEX_START[:2] or full and v < MIN_VERSION_FLEX_START):
-            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE 1.33.0-gke.1712000 or later; "
+                v[:2] < least[:2] or full and v < least):
+            shown = "{}.{}.{}-gke.{}".format(*least)
+            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE {shown} or later; "
                    f"gkeVersion is {version}")
         if accel.family == "tpu7x" and (
                 v[:2] < MIN_VERSION_TPU7X[:2] or full and v < MIN_VERSION_TPU7X):

@@ -423,6 +423,13 @@ def test_single_host_pool_spans_zones(raw: dict[str, Any]) -> None:
     ("1.33.0-gke.1711999", "v5litepod-8-1vm", "queued",
      "slices[0].capacity.mode: queued needs GKE 1.33.0-gke.1712000 or later; gkeVersion is "
      "1.33.0-gke.1711999"),
+    # GPUs have their own, earlier flex-start minimum (was: the TPU one applied to GPUs)
+    ("1.32.2-gke.1651999", "l4-1", "flex-start",
+     "slices[0].capacity.mode: flex-start needs GKE 1.32.2-gke.1652000 or later; gkeVersion "
+     "is 1.32.2-gke.1651999"),
+    ("1.31", "h100-80gb-8", "queued",
+     "slices[0].capacity.mode: queued needs GKE 1.32.2-gke.1652000 or later; gkeVersion "
+     "is 1.31"),
     ("1.33.5-gke.100", "tpu7x-8", "on-demand",
      "slices[0].accelerator: TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or later; "
      "gkeVersion is 1.33.5-gke.100"),
@@ -441,6 +448,8 @@ def test_gke_version_minimums(raw: dict[str, Any], version: str, accelerator: st
 
 @pytest.mark.parametrize("version, accelerator, capacity", [
     ("1.33.0-gke.1712000", "v5litepod-16", "flex-start"),
+    ("1.32.2-gke.1652000", "l4-1", "flex-start"),
+    ("1.32", "h100-80gb-8", "queued"),
     ("1.34.0-gke.2201000", "tpu7x-8", "on-demand"),
     ("1.34", "tpu7x-8", "on-demand"),
 ])
