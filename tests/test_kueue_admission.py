@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+import schema
 from conftest import MINIMAL, STACK_FILES
 from infra import contract, harness, kueue_spec, pod_resources
 from infra.harness import Evaluation
@@ -137,6 +138,8 @@ def test_every_render_is_admitted_on_its_own_pools_flavor(case: str) -> None:
     cqs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ClusterQueue"}
     for cq in cqs.values():
         check_resource_groups(cq)
+    for obj in objs:
+        schema.validate(obj)
     outputs = contract.load(harness.plain_outputs(ev, reveal=True))
     lq = outputs.local_queues[0]
     whole: dict[str, dict[str, float]] = {}  # flavor -> what every pool behind it requests

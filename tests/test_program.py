@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import schema
 from infra import contract, harness
 from infra.harness import Evaluation
 from conftest import MINIMAL, STACK_FILES
@@ -348,6 +349,8 @@ def test_queued_max_run_duration_is_a_provisioning_request_parameter() -> None:
         {"name": "dws-prov", "onFlavors": ["l4-1-queued"]}]
     # flex-start keeps the node pool's own limit
     assert _pools(ev)["c"]["nodeConfig"]["maxRunDuration"] == "86400s"
+    for obj in objs:
+        schema.validate(obj)
 
 
 def test_flex_start_single_host_tpu() -> None:
