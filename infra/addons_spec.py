@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import yaml
+
 from infra.config import StackConfig
 
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
@@ -29,6 +31,46 @@ def kueue_memory_mi(nodes: int) -> int:
     # Kueue's defaults (512Mi) serve a few thousand workloads; its caches grow with nodes
     # and workloads, so allow 2 MiB per node above a 1 GiB floor.
     return max(1024, 2 * nodes)
+
+
+# Kueue's webhooks and the namespaces it manages are scoped to namespaces carrying this
+# label: the stack's workload namespaces (kueue_spec.namespaces). Kueue's chart derives every
+# webhook's namespaceSelector from managedJobsNamespaceSelector (v0.19.2
+# charts/kueue/templates/webhook/manifests.yaml); its default gates every namespace but
+# kube-system and kueue-system, with failurePolicy Fail for the pod, deployment and
+# statefulset webhooks it enables by default. Then the JobSet controller's Deployment in
+# jobset-system, GKE's own system pods and the image cache DaemonSets are refused while
+# Kueue is down or unreachable. Scoped like this, nothing outside the workload namespaces
+# ever waits on Kueue, so installing or upgrading JobSet cannot deadlock on Kueue.
+MANAGED_NAMESPACE_LABEL = "accelstack.dev/kueue-managed"
+# Only the integrations accelstack uses: plain Jobs and JobSets. The pod, deployment and
+# statefulset integrations of the chart's default would intercept every pod.
+KUEUE_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
+KUEUE_WEBHOOK_PORT = 9443  # v0.19.2 chart: webhookService targetPort and webhook.port
+KUEUE_VISIBILITY_PORT = 8082  # v0.19.2 chart: visibility-server Service targetPort (an
+# APIService the control plane calls, like a webhook)
+JOBSET_WEBHOOK_PORT = 9443  # v0.12.0 config/components/webhook/service.yaml targetPort
+
+
+def kueue_manager_config() -> dict[str, Any]:
+    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) as the chart's
+    managerConfig.controllerManagerConfigYaml: the chart's default settings (v0.19.2
+    values.yaml) with the managed namespaces and integrations scoped as above."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": KUEUE_WEBHOOK_PORT},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {"groupKindConcurrency": {
+            "Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10,
+            "LocalQueue.kueue.x-k8s.io": 5, "ClusterQueue.kueue.x-k8s.io": 5,
+            "ResourceFlavor.kueue.x-k8s.io": 1}},
+        "clientConnection": {"qps": 300, "burst": 500},
+        "managedJobsNamespaceSelector": {"matchLabels": {MANAGED_NAMESPACE_LABEL: "true"}},
+        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
+    }
 
 
 def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
@@ -50,6 +92,8 @@ def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
                 "nodeSelector": {"accelstack.dev/slice-pool": "system"},
             },
             "enablePrometheus": False,
+            "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(
+                kueue_manager_config(), sort_keys=False)},
         },
     }
 

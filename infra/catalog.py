@@ -172,6 +172,63 @@ GPU_MODELS: tuple[GpuModel, ...] = (
              arm_host=True),
 )
 
+@dataclass(frozen=True)
+class VmShape:
+    """The vCPUs and memory of one machine type, as Compute Engine states them."""
+
+    vcpus: int
+    memory_gb: float  # Compute Engine's "GB"; read as 10^9 bytes, the smaller reading
+
+
+# vCPUs and memory of every accelerator machine type above. Pod requests and Kueue's CPU
+# and memory quotas on accelerator pools are derived from these (infra/pod_resources.py).
+# TPUs: https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus (machine type
+# table), https://cloud.google.com/tpu/docs/tpu7x (4-chip VMs of v5p, v6e and TPU7x:
+# 208/448, 180/720, 224/960). GPUs:
+# https://cloud.google.com/compute/docs/accelerator-optimized-machines (A3: 208 vCPUs,
+# 1,872 GB). tpu7x-standard-1t and the TPU7 machines have no published vCPU/memory
+# figures: they are absent here, so their pods get no default CPU/memory and --cpu or
+# --memory on them is refused (see pod_resources.py).
+MACHINE_SHAPES: dict[str, VmShape] = {
+    "ct4p-hightpu-4t": VmShape(240, 407),
+    "ct5lp-hightpu-1t": VmShape(24, 48),
+    "ct5lp-hightpu-4t": VmShape(112, 192),
+    "ct5lp-hightpu-8t": VmShape(224, 384),
+    "ct5p-hightpu-4t": VmShape(208, 448),
+    "ct6e-standard-1t": VmShape(44, 176),
+    "ct6e-standard-4t": VmShape(180, 720),
+    "ct6e-standard-8t": VmShape(180, 1440),
+    "tpu7x-standard-4t": VmShape(224, 960),
+    "g2-standard-12": VmShape(12, 48),
+    "g2-standard-24": VmShape(24, 96),
+    "g2-standard-48": VmShape(48, 192),
+    "g2-standard-96": VmShape(96, 384),
+    "a2-highgpu-1g": VmShape(12, 85),
+    "a2-highgpu-2g": VmShape(24, 170),
+    "a2-highgpu-4g": VmShape(48, 340),
+    "a2-highgpu-8g": VmShape(96, 680),
+    "a3-highgpu-8g": VmShape(208, 1872),
+    "a3-megagpu-8g": VmShape(208, 1872),
+    "a3-ultragpu-8g": VmShape(224, 2952),
+    "a4-highgpu-8g": VmShape(224, 3968),
+    "a4x-highgpu-4g": VmShape(140, 884),
+    "a4x-highgpu-4g-nolssd": VmShape(140, 884),  # same VM without Local SSD
+}
+
+
+def vm_shape(machine_type: str) -> VmShape | None:
+    """vCPUs and memory of a machine type: the table above, or a predefined CPU shape
+    (<series>-<shape>-<vCPUs> at the series-shape's GB per vCPU); None when unknown."""
+    known = MACHINE_SHAPES.get(machine_type)
+    if known is not None:
+        return known
+    m = re.match(r"^(?P<ss>[a-z][a-z0-9]*-[a-z]+)-(?P<vcpus>\d+)\Z", machine_type)
+    if m and m.group("ss") in CPU_GB_PER_VCPU:
+        vcpus = int(m.group("vcpus"))
+        return VmShape(vcpus, CPU_GB_PER_VCPU[m.group("ss")] * vcpus)
+    return None
+
+
 # CPU pools are named <machine type>-<VMs>, as in xpk (n2-standard-32-4 is four VMs).
 # Memory per vCPU of the predefined shapes (Compute Engine machine families); quotas use
 # it, so only series-shapes listed here are accepted.

@@ -13,10 +13,18 @@ from typing import Any
 
 import yaml
 
+from infra.addons_spec import (JOBSET_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT,
+                               KUEUE_WEBHOOK_PORT)
 from infra.config import StackConfig
 
-# GKE's least-privilege node role, plus pulling images from Artifact Registry.
-NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
+# GKE's least-privilege node role, plus pulling images from Artifact Registry, plus the
+# role image streaming needs when nodes run as a custom service account: "the custom
+# service account must have the Service Usage Consumer (roles/serviceusage.
+# serviceUsageConsumer) IAM role in the project that hosts the container image"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
+# The stack's images live in its own project (Artifact Registry reader is granted there).
+NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader",
+              "roles/serviceusage.serviceUsageConsumer")
 
 
 def service_account_args(cfg: StackConfig) -> dict[str, Any]:
@@ -122,6 +130,35 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
         args["maintenance_policy"] = {"recurring_window": {
             "start_time": m.start, "end_time": m.end, "recurrence": m.recurrence}}
     return {k: v for k, v in args.items() if v is not None}
+
+
+def webhook_ports(cfg: StackConfig) -> list[int]:
+    """Ports on the nodes the control plane must reach for the add-ons' webhooks and
+    aggregated APIs, beyond the 443 and 10250 GKE already opens."""
+    return sorted({KUEUE_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT, JOBSET_WEBHOOK_PORT} - {443, 10250})
+
+
+def webhook_firewall_args(cfg: StackConfig, *, network: Any,
+                          service_account: Any) -> dict[str, Any] | None:
+    """On a private cluster GKE's automatic firewall rule lets the control plane reach
+    nodes on tcp 443 and 10250 only; admission webhooks and aggregated APIs served on other
+    ports need a rule of their own from the control-plane range (GKE: "Add firewall rules
+    for specific use cases", https://cloud.google.com/kubernetes-engine/docs/how-to/
+    private-clusters#add_firewall_rules). Kueue's and JobSet's webhooks fail closed, so
+    without it every Kueue object (and every Job in a managed namespace) is refused.
+    Targets the nodes by their service account (every pool of the stack runs as it)."""
+    if not cfg.private_nodes:
+        return None
+    return {
+        "name": f"{cfg.cluster_name}-webhooks"[:63],
+        "project": cfg.project,
+        "network": network,
+        "direction": "INGRESS",
+        "source_ranges": [cfg.network.master_cidr],
+        "target_service_accounts": [service_account],
+        "allows": [{"protocol": "tcp", "ports": [str(p) for p in webhook_ports(cfg)]}],
+        "description": "GKE control plane to the Kueue and JobSet webhooks (accelstack)",
+    }
 
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:

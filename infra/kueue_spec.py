@@ -5,9 +5,17 @@ slice type (its node labels and tolerations are those of the outputs contract), 
 ClusterQueue whose nominal quota per flavor is the chips of the pools behind it (the NAP
 limit for auto-provisioned accelerators). Teams get ClusterQueues of their own in one
 cohort; the shared queue keeps what the teams do not take and may borrow the rest.
-Accelerator flavors count only their accelerator resource: accelstack's workloads on
-accelerator nodes request the accelerator alone, so CPU and memory quota (from CPU slice
-pools, or ``queues.cpuQuota`` for the system pool) are for CPU workloads.
+Every pod accelstack renders requests CPU and memory too (infra/pod_resources.py), so
+every flavor covers cpu and memory: accelerator flavors hold the pod share of their nodes
+(the same figure the render requests), CPU flavors their VMs, ``queues.cpuQuota`` the
+system pool. Kueue allows a resource in one resource group only (v0.19.2
+pkg/webhooks/clusterqueue_webhook.go validateResourceGroups), so a ClusterQueue has one
+group covering the accelerator resources, cpu and memory, and each flavor lists all of
+them (0 where it has none). A pod gets one flavor for all its resources: a TPU or GPU pod
+never gets a CPU flavor (no chips there), and a CPU-only pod never gets an accelerator
+flavor, because those declare GKE's accelerator taint as ``nodeTaints`` and Kueue admits
+to a flavor only pods that tolerate its taints (flavorassigner.go); accelstack's
+accelerator pods carry the toleration.
 Must not import pulumi.
 """
 
@@ -16,11 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra import catalog
+from infra import catalog, pod_resources
 from infra.addons_config import PRIORITY_CLASSES
+from infra.addons_spec import MANAGED_NAMESPACE_LABEL
 from infra.catalog import GPU_RESOURCE, TPU_RESOURCE
 from infra.config import SlicePool, StackConfig
-from infra.nodepool_spec import node_selector, tolerations
+from infra.nodepool_spec import node_selector, tolerations, vms_total
 
 API = "kueue.x-k8s.io/v1beta2"
 TAS_TOPOLOGY = "gke-default"
@@ -44,6 +53,28 @@ class Flavor:
     pools: list[str] = field(default_factory=list)
     queued: bool = False
     topology: str | None = None
+    cpu_milli: int = 0  # accelerator flavors: the pod share of CPU times their nodes
+    memory_mi: int = 0  # accelerator flavors: the pod share of memory times their nodes
+    node_taints: list[dict[str, str]] = field(default_factory=list)
+    max_run_seconds: int | None = None  # queued flavors: the shortest of their pools
+
+    def cpu_memory(self, share: float) -> tuple[str | int, str]:
+        """The flavor's cpu and memory quota, scaled by ``share`` of its main quota."""
+        if self.resource == "cpu":
+            return int(self.quota * share), f"{int(self.memory_gi * share)}Gi"
+        return (pod_resources.cpu_quantity(int(self.cpu_milli * share)),
+                f"{int(self.memory_mi * share)}Mi")
+
+
+def _accelerator_taint(pool: SlicePool) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(nodeTaints, tolerations) of a pool's flavor: GKE's TPU/GPU taint is a node taint of
+    the flavor (only pods that tolerate it are given the flavor); the other taints
+    (Spot, queued provisioning) stay tolerations that Kueue adds to admitted pods."""
+    taint = pool.accelerator.taint
+    tols = tolerations(pool)
+    if taint is None:
+        return [], tols
+    return [taint.to_dict()], [t for t in tols if t != taint.toleration()]
 
 
 def _flavor_key(pool: SlicePool) -> str:
@@ -75,10 +106,19 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
         f = out.get(key)
         if f is None:
             assert a.resource_name is not None
-            f = out[key] = Flavor(key, a.resource_name, node_selector(pool), tolerations(pool),
+            taints, tols = _accelerator_taint(pool)
+            f = out[key] = Flavor(key, a.resource_name, node_selector(pool), tols,
                                   0, queued=pool.capacity.mode == "queued",
-                                  topology=TAS_TOPOLOGY if _uses_tas(cfg, pool) else None)
+                                  topology=TAS_TOPOLOGY if _uses_tas(cfg, pool) else None,
+                                  node_taints=taints)
         f.quota += pool.chips
+        run = pool.capacity.max_run_seconds
+        if f.queued and run is not None:
+            f.max_run_seconds = run if f.max_run_seconds is None else min(f.max_run_seconds, run)
+        share = pod_resources.pod_share(a.machine_type)
+        if share is not None:
+            f.cpu_milli += share.cpu_milli * vms_total(pool)
+            f.memory_mi += share.memory_mi * vms_total(pool)
         f.pools.append(pool.name)
     nap = cfg.auto_provisioning
     if nap:
@@ -88,8 +128,12 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
             label = catalog.TPU_ACCELERATOR_LABEL if tpu else catalog.GPU_ACCELERATOR_LABEL
             taint = catalog.TPU_TAINT if tpu else catalog.GPU_TAINT
             name = f"nap-{accel}"
+            # GKE picks the machine type of auto-provisioned nodes, so their CPU and memory
+            # quota is the cluster's auto-provisioning limit (an upper bound NAP enforces).
             out[name] = Flavor(name, TPU_RESOURCE if tpu else GPU_RESOURCE, {label: accel},
-                               [taint.toleration()], limit)
+                               [], limit, cpu_milli=nap.cpu_max * 1000,
+                               memory_mi=int(nap.memory_gb_max * 1e9) // (1024 * 1024),
+                               node_taints=[taint.to_dict()])
     if cfg.queues.cpu_quota is not None:
         cpu, mem = cfg.queues.cpu_quota
         out["system-cpu"] = Flavor("system-cpu", "cpu", {"accelstack.dev/slice-pool": "system"},
@@ -99,28 +143,34 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
 
 def _resource_groups(flavor_list: list[Flavor], quota: dict[str, int],
                      borrow: dict[str, int] | None) -> list[dict[str, Any]]:
-    groups: list[dict[str, Any]] = []
-    for resource in (TPU_RESOURCE, GPU_RESOURCE, "cpu"):
-        members = [f for f in flavor_list if f.resource == resource]
-        if not members:
-            continue
-        covered = ["cpu", "memory"] if resource == "cpu" else [resource]
-        entries = []
-        for f in members:
-            share = quota.get(f.name, 0) / f.quota if f.quota else 0
-            resources: list[dict[str, Any]] = [{"name": resource,
-                                                "nominalQuota": quota.get(f.name, 0)}]
-            if resource == "cpu":
-                resources.append({"name": "memory",
-                                  "nominalQuota": f"{int(f.memory_gi * share)}Gi"})
-            if borrow is not None:
-                resources[0]["borrowingLimit"] = borrow.get(f.name, 0)
-                if resource == "cpu":
-                    limit = borrow.get(f.name, 0) / f.quota if f.quota else 0
-                    resources[1]["borrowingLimit"] = f"{int(f.memory_gi * limit)}Gi"
-            entries.append({"name": f.name, "resources": resources})
-        groups.append({"coveredResources": covered, "flavors": entries})
-    return groups
+    """One group covering every resource of the stack (Kueue forbids a resource in two
+    groups); each flavor lists them all, with 0 for the chips it does not have."""
+    accelerators = [r for r in (TPU_RESOURCE, GPU_RESOURCE)
+                    if any(f.resource == r for f in flavor_list)]
+    covered = accelerators + ["cpu", "memory"]
+    order = ([f for f in flavor_list if f.resource == "cpu"]
+             + [f for r in accelerators for f in flavor_list if f.resource == r])
+    entries = []
+    for f in order:
+        share = quota.get(f.name, 0) / f.quota if f.quota else 0
+        cpu, memory = f.cpu_memory(share)
+        amounts: dict[str, Any] = {r: 0 for r in accelerators}
+        if f.resource != "cpu":
+            amounts[f.resource] = quota.get(f.name, 0)
+        amounts.update(cpu=cpu, memory=memory)
+        resources: list[dict[str, Any]] = [{"name": r, "nominalQuota": amounts[r]}
+                                           for r in covered]
+        if borrow is not None:
+            limit = borrow.get(f.name, 0) / f.quota if f.quota else 0
+            b_cpu, b_memory = f.cpu_memory(limit)
+            limits: dict[str, Any] = {r: 0 for r in accelerators}
+            if f.resource != "cpu":
+                limits[f.resource] = borrow.get(f.name, 0)
+            limits.update(cpu=b_cpu, memory=b_memory)
+            for res in resources:
+                res["borrowingLimit"] = limits[res["name"]]
+        entries.append({"name": f.name, "resources": resources})
+    return [{"coveredResources": covered, "flavors": entries}] if entries else []
 
 
 def _per_flavor(cfg: StackConfig, flavor_list: list[Flavor], by_pool: dict[str, int]
@@ -145,11 +195,32 @@ def _cluster_queue(cfg: StackConfig, name: str, namespace: str, flavor_list: lis
         spec["cohortName"] = cfg.queues.cohort
         spec["preemption"]["reclaimWithinCohort"] = "Any"
         spec["preemption"]["borrowWithinCohort"] = {"policy": "LowerPriority"}
-    queued = [f.name for f in flavor_list if f.queued]
-    if queued:
+    checks = _queued_checks(flavor_list)
+    if checks:
         spec["admissionChecksStrategy"] = {"admissionChecks": [
-            {"name": QUEUED_CHECK, "onFlavors": queued}]}
+            {"name": check, "onFlavors": [f.name for f in members]}
+            for check, (_, _, members) in checks.items()]}
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _queued_checks(flavor_list: list[Flavor]
+                   ) -> dict[str, tuple[str, int | None, list[Flavor]]]:
+    """check name -> (ProvisioningRequestConfig name, max run seconds, flavors).
+
+    A queued pool's maximum run time is a parameter of its ProvisioningRequest
+    (maxRunDurationSeconds, GKE: "Deploy GPU batch and AI workloads with queued
+    provisioning", ProvisioningRequest parameters; default and maximum seven days), not
+    a node pool setting: Kueue copies a ProvisioningRequestConfig's parameters into the
+    requests it creates, so each distinct duration gets a config and check of its own."""
+    out: dict[str, tuple[str, int | None, list[Flavor]]] = {}
+    for f in flavor_list:
+        if not f.queued:
+            continue
+        suffix = "" if f.max_run_seconds is None else f"-{f.max_run_seconds}s"
+        entry = out.setdefault(QUEUED_CHECK + suffix,
+                               (QUEUED_CONFIG + suffix, f.max_run_seconds, []))
+        entry[2].append(f)
+    return out
 
 
 def _local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
@@ -168,32 +239,33 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
                      "spec": {"levels": [{"nodeLabel": label} for label in TAS_LEVELS]}})
     for f in flavor_list:
         spec: dict[str, Any] = {"nodeLabels": dict(f.node_labels)}
+        if f.node_taints:
+            spec["nodeTaints"] = [dict(t) for t in f.node_taints]
         if f.tolerations:
             spec["tolerations"] = [dict(t) for t in f.tolerations]
         if f.topology:
             spec["topologyName"] = f.topology
         objs.append({"apiVersion": API, "kind": "ResourceFlavor",
                      "metadata": {"name": f.name}, "spec": spec})
-    queued = [f for f in flavor_list if f.queued]
-    if queued:
+    for check, (config, seconds, members) in _queued_checks(flavor_list).items():
+        prc: dict[str, Any] = {
+            "provisioningClassName": QUEUED_CLASS,
+            "managedResources": sorted({f.resource for f in members}),
+            # Pods land only on the nodes provisioned for their own request.
+            "podSetUpdates": {"nodeSelector": [{
+                "key": "autoscaling.gke.io/provisioning-request",
+                "valueFromProvisioningClassDetail": "ResizeRequestName"}]},
+        }
+        if seconds is not None:
+            prc["parameters"] = {"maxRunDurationSeconds": str(seconds)}
+        objs.append({"apiVersion": API, "kind": "ProvisioningRequestConfig",
+                     "metadata": {"name": config}, "spec": prc})
         objs.append({
-            "apiVersion": API, "kind": "ProvisioningRequestConfig",
-            "metadata": {"name": QUEUED_CONFIG},
-            "spec": {
-                "provisioningClassName": QUEUED_CLASS,
-                "managedResources": sorted({f.resource for f in queued}),
-                # Pods land only on the nodes provisioned for their own request.
-                "podSetUpdates": {"nodeSelector": [{
-                    "key": "autoscaling.gke.io/provisioning-request",
-                    "valueFromProvisioningClassDetail": "ResizeRequestName"}]},
-            },
-        })
-        objs.append({
-            "apiVersion": API, "kind": "AdmissionCheck", "metadata": {"name": QUEUED_CHECK},
+            "apiVersion": API, "kind": "AdmissionCheck", "metadata": {"name": check},
             "spec": {"controllerName": PROVISIONING_CONTROLLER,
                      "parameters": {"apiGroup": "kueue.x-k8s.io",
                                     "kind": "ProvisioningRequestConfig",
-                                    "name": QUEUED_CONFIG}},
+                                    "name": config}},
         })
     for name, value in PRIORITY_CLASSES:
         objs.append({"apiVersion": API, "kind": "WorkloadPriorityClass",
@@ -215,6 +287,8 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
 
 def namespaces(cfg: StackConfig) -> list[dict[str, Any]]:
     names = [cfg.queues.namespace] + [t.namespace for t in cfg.queues.teams]
+    # The label opts the namespace into Kueue's management (addons_spec.kueue_manager_config).
     return [{"apiVersion": "v1", "kind": "Namespace",
-             "metadata": {"name": n, "labels": {"app.kubernetes.io/managed-by": "accelstack"}}}
+             "metadata": {"name": n, "labels": {"app.kubernetes.io/managed-by": "accelstack",
+                                                MANAGED_NAMESPACE_LABEL: "true"}}}
             for n in names]

@@ -94,7 +94,11 @@ def _reservation_affinity(pool: SlicePool) -> dict[str, Any] | None:
     if cap.mode == "on-demand":
         return None  # GKE's default: consume any matching reservation, else on-demand
     if cap.mode != "reservation":
-        # GKE: Spot, flex-start and queued nodes are created with --reservation-affinity=none.
+        # GKE: flex-start and queued nodes are created with --reservation-affinity=none.
+        # Spot: Compute Engine states that reserved capacity cannot be used to create Spot
+        # VMs or preemptible instances (https://cloud.google.com/compute/docs/instances/
+        # choose-reservation-type#limitations), so Spot pools say so explicitly rather
+        # than leave GKE's default (consume any matching reservation), as xpk does.
         return {"consume_reservation_type": "NO_RESERVATION"}
     assert cap.reservation is not None
     value = cap.reservation
@@ -116,6 +120,15 @@ def _guest_accelerators(pool: SlicePool) -> list[dict[str, Any]] | None:
         "count": accel.chips_per_vm,
         "gpu_driver_installation_config": {"gpu_driver_version": pool.gpu_driver_version},
     }]
+
+
+# Host maintenance (node_config.host_maintenance_policy) is left to GKE's default on
+# purpose. The field is in GKE's v1beta1 API only; its AS_NEEDED value (what xpk asks for TPU
+# pools) "may result in more maintenance operations (live migrations or terminations) for
+# the node than the PERIODIC option" (https://cloud.google.com/kubernetes-engine/docs/
+# reference/rest/v1beta1/HostMaintenancePolicy), and we found no GKE page asking TPU slices
+# to opt into it. A multi-host slice is restarted whole by any maintenance of one host, so
+# the stack does not ask for more of it.
 
 
 def _base_node_config(cfg: StackConfig, machine_type: str, disk_size_gb: int, disk_type: str,
@@ -156,7 +169,9 @@ def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -
         node_config["spot"] = True
     if mode in ("flex-start", "queued"):
         node_config["flex_start"] = True
-        if pool.capacity.max_run_seconds is not None:
+        if mode == "flex-start" and pool.capacity.max_run_seconds is not None:
+            # Flex-start nodes take their run limit from the node pool; queued
+            # provisioning takes it from the ProvisioningRequest (kueue_spec._queued_checks).
             node_config["max_run_duration"] = f"{pool.capacity.max_run_seconds}s"
     guest = _guest_accelerators(pool)
     if guest:
@@ -221,7 +236,13 @@ def slice_node_pool_args(
         else:
             args["node_count"] = vms
         if workload_policy is not None:
-            args["placement_policy"] = {"type": "COMPACT", "policy_name": workload_policy}
+            # TPU7x: the workload policy replaces the topology and is applied alone, as
+            # gcloud's --placement-policy does (GKE: "You create a workload policy and then
+            # apply it by using the --placement-policy flag. This policy replaces the
+            # --tpu-topology flag", https://cloud.google.com/kubernetes-engine/docs/concepts/
+            # tpu-ironwood); COMPACT group placement and a workload policy are mutually
+            # exclusive (xpk sends only the policy).
+            args["placement_policy"] = {"policy_name": workload_policy}
         else:
             args["placement_policy"] = {"type": "COMPACT", "tpu_topology": accel.topology}
     else:

@@ -17,6 +17,7 @@ from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.node_pools import SliceNodePools, SystemNodePool
+from infra.components.services import ProjectServices
 from infra.config import StackConfig
 from infra.errors import ConfigError
 from infra.network_spec import group_for, gpu_network_groups
@@ -63,13 +64,17 @@ def load_config(raw: Mapping[str, Any]) -> StackConfig:
 
 def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     """Declare every resource of the stack; return the outputs to export."""
-    net = ClusterNetwork(cfg.cluster_name, cfg)
-    gke = GkeCluster(cfg.cluster_name, cfg, network=net.network, subnetwork=net.subnetwork)
+    # Every Google Cloud resource waits for the APIs it needs.
+    apis = ProjectServices("services", cfg)
+    after_apis = pulumi.ResourceOptions(depends_on=[apis])
+    net = ClusterNetwork(cfg.cluster_name, cfg, opts=after_apis)
+    gke = GkeCluster(cfg.cluster_name, cfg, network=net.network, subnetwork=net.subnetwork,
+                     opts=after_apis)
     system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
                             service_account=gke.service_account_email)
 
     groups = gpu_network_groups(cfg)
-    data_nets = {g.key: GpuDataNetworks(g.key, cfg, g) for g in groups}
+    data_nets = {g.key: GpuDataNetworks(g.key, cfg, g, opts=after_apis) for g in groups}
     pool_networks: dict[str, list[dict[str, str]]] = {}
     for pool in cfg.slices:
         group = group_for(groups, pool)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra import pod_resources
 from submit import gpu_net
 from submit.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
 
@@ -88,6 +89,26 @@ def _user_env_wins(container: dict[str, Any], user: set[str]) -> None:
     container["env"] = out
 
 
+def _resources(spec: WorkloadSpec) -> dict[str, Any]:
+    """The pod's chips, CPU and memory: requests = limits, CPU and memory sized from the
+    machine type by infra.pod_resources (the rule Kueue's quotas use too), unless
+    --cpu/--memory override them."""
+    pool = spec.pool
+    amounts: dict[str, str] = {}
+    if pool.resource_name:
+        amounts[pool.resource_name] = str(pool.chips_per_vm)
+    share = pod_resources.pod_share(pool.machine_type)
+    cpu = spec.cpu or (share.cpu if share else None)
+    memory = spec.memory or (share.memory if share else None)
+    if cpu:
+        amounts["cpu"] = cpu
+    if memory:
+        amounts["memory"] = memory
+    if not amounts:
+        return {}
+    return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
 def _container(spec: WorkloadSpec) -> dict[str, Any]:
     pool = spec.pool
     c: dict[str, Any] = {"name": CONTAINER, "image": spec.image}
@@ -102,18 +123,9 @@ def _container(spec: WorkloadSpec) -> dict[str, Any]:
         c["ports"] = [{"containerPort": p} for p in TPU_PORTS]
     elif spec.parallelism > 1:
         c["ports"] = [{"containerPort": COORDINATOR_PORT}]
-    requests: dict[str, str] = {}
-    limits: dict[str, str] = {}
-    if pool.resource_name:
-        requests[pool.resource_name] = limits[pool.resource_name] = str(pool.chips_per_vm)
-    if spec.cpu:
-        requests["cpu"] = spec.cpu
-    if spec.memory:
-        requests["memory"] = limits["memory"] = spec.memory
-    if requests:
-        c["resources"] = {"requests": requests}
-        if limits:
-            c["resources"]["limits"] = limits
+    resources = _resources(spec)
+    if resources:
+        c["resources"] = resources
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     if spec.config_file_name:
         mounts.append({"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True})

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from infra import catalog
+from infra import catalog, pod_resources
 from infra.contract import SlicePoolInfo, StackOutputs
 from infra.images import image_problem
 
@@ -258,6 +258,9 @@ def build_spec(
         raise SpecError("--cpu", f"{cpu!r} is not a CPU quantity such as 30 or 3500m")
     if memory is not None and not _QUANTITY.match(memory):
         raise SpecError("--memory", f"{memory!r} is not a quantity such as 100Gi")
+    too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
+    if too_big is not None:
+        raise SpecError(*too_big)
 
     env_vars = parse_env_file(env_file) if env_file else []
     env_vars += parse_env(env) + parse_secret_env(secret_env)

@@ -24,10 +24,13 @@ from collections import Counter
 from typing import Any
 
 import pytest
+import yaml
 
 import schema
 from conftest import MINIMAL, STACK_FILES
 from infra import addons_spec, catalog, contract, harness, image_cache_spec, kueue_spec
+from infra import config as config_mod
+from infra import pod_resources
 from infra.harness import Evaluation, Resource
 from infra.program import StackConfigError
 
@@ -52,6 +55,8 @@ SPOT_TOL = {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "t
             "effect": "NoSchedule"}
 QUEUED_TOL = {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true",
               "effect": "NoSchedule"}
+TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"}
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 TPU_ACCEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPO = "cloud.google.com/gke-tpu-topology"
 GPU_ACCEL = "cloud.google.com/gke-accelerator"
@@ -187,17 +192,41 @@ def _queues(raw: dict[str, Any]) -> dict[str, Any]:
     return raw.get("queues") or {}
 
 
-def _rg(resource: str, *flavors: tuple[str, Any]) -> dict[str, Any]:
-    """A single-resource resource group: (flavor, nominal) or (flavor, (nominal, borrow))."""
-    entries = []
-    for name, quota in flavors:
-        res: dict[str, Any] = {"name": resource}
-        if isinstance(quota, tuple):
-            res["nominalQuota"], res["borrowingLimit"] = quota
-        else:
-            res["nominalQuota"] = quota
-        entries.append({"name": name, "resources": [res]})
-    return {"coveredResources": [resource], "flavors": entries}
+def _share_of(accel: str, nodes: int, frac: float = 1.0) -> tuple[str | int, str]:
+    """cpu and memory quota of ``nodes`` VMs of an accelerator at a fraction (pod share
+    times nodes; the share itself is pinned in test_pod_share_*)."""
+    share = pod_resources.pod_share(catalog.resolve(accel).machine_type)
+    assert share is not None
+    return (pod_resources.cpu_quantity(int(share.cpu_milli * nodes * frac)),
+            f"{int(share.memory_mi * nodes * frac)}Mi")
+
+
+def _fl(name: str, covered: list[str], amounts: dict[str, Any],
+        borrow: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One flavor of the single resource group; resources not in ``amounts`` are 0."""
+    res = []
+    for r in covered:
+        entry: dict[str, Any] = {"name": r, "nominalQuota": amounts.get(r, 0)}
+        if borrow is not None:
+            entry["borrowingLimit"] = borrow.get(r, 0)
+        res.append(entry)
+    return {"name": name, "resources": res}
+
+
+def _acc(name: str, covered: list[str], resource: str, chips: int, accel: str, nodes: int,
+         frac: float = 1.0, borrow: tuple[int, float] | None = None) -> dict[str, Any]:
+    """An accelerator flavor: its chips, and the pod share of CPU and memory of its nodes
+    (scaled by ``frac``; ``borrow`` is (chips, fraction))."""
+    cpu, mem = _share_of(accel, nodes, frac)
+    b = None
+    if borrow is not None:
+        b_cpu, b_mem = _share_of(accel, nodes, borrow[1])
+        b = {resource: borrow[0], "cpu": b_cpu, "memory": b_mem}
+    return _fl(name, covered, {resource: chips, "cpu": cpu, "memory": mem}, b)
+
+
+def _group(covered: list[str], *flavors: dict[str, Any]) -> dict[str, Any]:
+    return {"coveredResources": covered, "flavors": list(flavors)}
 
 
 def _cq(name: str, namespace: str, groups: list[dict[str, Any]],
@@ -224,8 +253,11 @@ def _lq(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
 
 
 def _rf(name: str, labels: dict[str, str], tolerations: list[dict[str, str]],
-        topology: str | None = None) -> dict[str, Any]:
+        topology: str | None = None, taints: list[dict[str, str]] | None = None
+        ) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": labels}
+    if taints:
+        spec["nodeTaints"] = taints
     if tolerations:
         spec["tolerations"] = tolerations
     if topology:
@@ -261,7 +293,57 @@ def test_kueue_release(case: tuple[dict[str, Any], Evaluation]) -> None:
             "nodeSelector": {"accelstack.dev/slice-pool": "system"},
         },
         "enablePrometheus": False,
+        "managerConfig": {"controllerManagerConfigYaml": inputs["values"]["managerConfig"][
+            "controllerManagerConfigYaml"]},
     }
+    config = yaml.safe_load(inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert config == KUEUE_CONFIG
+
+
+# The chart's default Configuration (v0.19.2 charts/kueue/values.yaml) with two changes:
+# Kueue manages (and its webhooks see) only namespaces labelled for it, and only the Job
+# and JobSet integrations are on.
+KUEUE_CONFIG = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+    "health": {"healthProbeBindAddress": ":8081"}, "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {"groupKindConcurrency": {
+        "Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10, "LocalQueue.kueue.x-k8s.io": 5,
+        "ClusterQueue.kueue.x-k8s.io": 5, "ResourceFlavor.kueue.x-k8s.io": 1}},
+    "clientConnection": {"qps": 300, "burst": 500},
+    "managedJobsNamespaceSelector": {"matchLabels": {"accelstack.dev/kueue-managed": "true"}},
+    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+}
+
+
+def _selected(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector["matchLabels"].items())
+
+
+def test_kueue_never_gates_system_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
+    # The chart gives every Kueue webhook this namespaceSelector: namespaces outside it
+    # (JobSet's, GKE's, the image cache's) never wait on Kueue; the workload namespaces,
+    # as the stack declares them, are managed.
+    _, ev = case
+    selector = KUEUE_CONFIG["managedJobsNamespaceSelector"]
+    declared = {r.name: harness._plain(r.inputs)["metadata"] for r in ev.of_type(NAMESPACE)}
+    for meta in declared.values():
+        managed = meta["name"] != image_cache_spec.NAMESPACE
+        assert _selected(selector, meta.get("labels", {})) == managed, meta
+    for system in ("kube-system", "kueue-system", "jobset-system", "gmp-system",
+                   "gke-managed-system"):
+        assert not _selected(selector, {"kubernetes.io/metadata.name": system})
+
+
+# Was: Kueue and JobSet were installed in parallel; Kueue's deployment webhook (failurePolicy
+# Fail with the chart's default integrations) could refuse the JobSet controller's
+# Deployment while Kueue was starting.
+def test_jobset_is_installed_before_kueue(case: tuple[dict[str, Any], Evaluation]) -> None:
+    _, ev = case
+    kueue, jobset = _one(ev, RELEASE), _jobset(ev)
+    assert jobset.urn in kueue.dependencies
+    assert kueue.urn not in jobset.dependencies
 
 
 @pytest.mark.parametrize("case_name,memory", [
@@ -416,10 +498,15 @@ def test_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
     names = [q.get("namespace", "training")] + [
         t.get("namespace", t["name"]) for t in q.get("teams", [])] + ["accelstack-system"]
     declared = {r.name: harness._plain(r.inputs) for r in ev.of_type(NAMESPACE)}
+
+    def labels(n: str) -> dict[str, str]:
+        out = {"app.kubernetes.io/managed-by": "accelstack"}
+        if n != "accelstack-system":  # workload namespaces opt in to Kueue
+            out["accelstack.dev/kueue-managed"] = "true"
+        return out
     assert declared == {
         f"namespace-{n}": {"apiVersion": "v1", "kind": "Namespace",
-                           "metadata": {"name": n, "labels": {
-                               "app.kubernetes.io/managed-by": "accelstack"}}}
+                           "metadata": {"name": n, "labels": labels(n)}}
         for n in names}
     for ns in declared.values():
         schema.validate(ns)
@@ -452,12 +539,18 @@ def test_local_queues(case: tuple[dict[str, Any], Evaluation]) -> None:
 def test_v6e_training_kueue_objects() -> None:
     ev = _evaluate("Pulumi.v6e-training.yaml")
     flavor = "v6e-256-on-demand"
+    # GKE's TPU taint is the flavor's node taint: only pods tolerating it get the flavor
     assert _kind(ev, "ResourceFlavor") == {flavor: _rf(
-        flavor, {TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "16x16", CAP: "on-demand"}, [TPU_TOL])}
+        flavor, {TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "16x16", CAP: "on-demand"}, [],
+        taints=[TPU_TAINT])}
+    cov = [TPU, "cpu", "memory"]
+    nodes = 4 * 64  # four v6e-256 slices of 64 VMs
     assert _kind(ev, "ClusterQueue") == {
-        "pretraining": _cq("pretraining", "pretraining", [_rg(TPU, (flavor, 768))],
-                           cohort="trillium"),
-        "evals": _cq("evals", "evals", [_rg(TPU, (flavor, (256, 256)))], cohort="trillium"),
+        "pretraining": _cq("pretraining", "pretraining", [_group(
+            cov, _acc(flavor, cov, TPU, 768, "v6e-256", nodes, 0.75))], cohort="trillium"),
+        "evals": _cq("evals", "evals", [_group(
+            cov, _acc(flavor, cov, TPU, 256, "v6e-256", nodes, 0.25, borrow=(256, 0.25)))],
+            cohort="trillium"),
     }
     assert _kind(ev, "LocalQueue") == {
         "pretraining/main": _lq("main", "pretraining", "pretraining"),
@@ -478,36 +571,44 @@ def test_a3mega_kueue_objects() -> None:
                             {"nodeLabel": "kubernetes.io/hostname"}]}}}
     gpu = "h100-mega-80gb-8-on-demand"
     assert _kind(ev, "ResourceFlavor") == {
-        gpu: _rf(gpu, {GPU_ACCEL: "nvidia-h100-mega-80gb", CAP: "on-demand"}, [GPU_TOL],
-                 topology="gke-default"),
+        gpu: _rf(gpu, {GPU_ACCEL: "nvidia-h100-mega-80gb", CAP: "on-demand"}, [],
+                 topology="gke-default", taints=[GPU_TAINT]),
         "system-cpu": _rf("system-cpu", {POOL: "system"}, []),
     }
-    cpu_group = {"coveredResources": ["cpu", "memory"], "flavors": [
-        {"name": "system-cpu", "resources": [{"name": "cpu", "nominalQuota": 8},
-                                             {"name": "memory", "nominalQuota": "32Gi"}]}]}
+    # one group: a resource may be in one resource group only; the system CPU flavor has
+    # no GPUs, so a GPU pod is never given it
+    cov = [GPU, "cpu", "memory"]
     assert _kind(ev, "ClusterQueue") == {
-        "cluster-queue": _cq("cluster-queue", "gpu-jobs", [_rg(GPU, (gpu, 16)), cpu_group])}
+        "cluster-queue": _cq("cluster-queue", "gpu-jobs", [_group(
+            cov, _fl("system-cpu", cov, {"cpu": 8, "memory": "32Gi"}),
+            _acc(gpu, cov, GPU, 16, "h100-mega-80gb-8", 2))])}
     assert _kind(ev, "LocalQueue") == {"gpu-jobs/main": _lq("main", "gpu-jobs", "cluster-queue")}
     assert _kind(ev, "AdmissionCheck") == {}
 
 
 def test_v5e_spot_and_v5p_reserved_queues() -> None:
+    cov = [TPU, "cpu", "memory"]
     ev = _evaluate("Pulumi.v5e-spot.yaml")
     assert _kind(ev, "ResourceFlavor") == {"v5litepod-16-spot": _rf(
         "v5litepod-16-spot", {TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "spot",
-                              "cloud.google.com/gke-spot": "true"}, [TPU_TOL, SPOT_TOL])}
+                              "cloud.google.com/gke-spot": "true"}, [SPOT_TOL],
+        taints=[TPU_TAINT])}
     assert _kind(ev, "ClusterQueue") == {"cluster-queue": _cq(
-        "cluster-queue", "training", [_rg(TPU, ("v5litepod-16-spot", 32))])}
+        "cluster-queue", "training", [_group(
+            cov, _acc("v5litepod-16-spot", cov, TPU, 32, "v5litepod-16", 8))])}
     ev = _evaluate("Pulumi.v5p-reserved.yaml")
     assert _kind(ev, "ResourceFlavor") == {"v5p-128-reservation": _rf(
         "v5p-128-reservation", {TPU_ACCEL: "tpu-v5p-slice", TPU_TOPO: "4x4x4",
-                                CAP: "reservation"}, [TPU_TOL])}
+                                CAP: "reservation"}, [], taints=[TPU_TAINT])}
     assert _kind(ev, "ClusterQueue") == {"cluster-queue": _cq(
-        "cluster-queue", "training", [_rg(TPU, ("v5p-128-reservation", 64))])}
+        "cluster-queue", "training", [_group(
+            cov, _acc("v5p-128-reservation", cov, TPU, 64, "v5p-128", 16))])}
 
 
 # ----------------------------------------------------------------------------------
 # Quota arithmetic per flavor
+
+COV_TPU = [TPU, "cpu", "memory"]
 
 
 def test_two_slice_types_two_flavors() -> None:
@@ -515,8 +616,9 @@ def test_two_slice_types_two_flavors() -> None:
                      {"accelerator": "v5p-128",
                       "capacity": {"mode": "reservation", "reservation": "res-1"}}])
     assert list(_kind(ev, "ResourceFlavor")) == ["v5litepod-16-spot", "v5p-128-reservation"]
-    assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [
-        _rg(TPU, ("v5litepod-16-spot", 32), ("v5p-128-reservation", 64))]
+    assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [_group(
+        COV_TPU, _acc("v5litepod-16-spot", COV_TPU, TPU, 32, "v5litepod-16", 8),
+        _acc("v5p-128-reservation", COV_TPU, TPU, 64, "v5p-128", 16))]
 
 
 def test_same_slice_type_in_two_pools_shares_a_flavor() -> None:
@@ -526,9 +628,11 @@ def test_same_slice_type_in_two_pools_shares_a_flavor() -> None:
                                 "borrowingLimit": {"a": 0, "b": 16}}]})
     assert list(_kind(ev, "ResourceFlavor")) == ["v5litepod-16-spot"]
     cqs = _kind(ev, "ClusterQueue")
-    assert cqs["cluster-queue"]["spec"]["resourceGroups"] == [
-        _rg(TPU, ("v5litepod-16-spot", 24))]
-    assert cqs["t"]["spec"]["resourceGroups"] == [_rg(TPU, ("v5litepod-16-spot", (24, 16)))]
+    name = "v5litepod-16-spot"
+    assert cqs["cluster-queue"]["spec"]["resourceGroups"] == [_group(
+        COV_TPU, _acc(name, COV_TPU, TPU, 24, "v5litepod-16", 12, 0.5))]
+    assert cqs["t"]["spec"]["resourceGroups"] == [_group(
+        COV_TPU, _acc(name, COV_TPU, TPU, 24, "v5litepod-16", 12, 0.5, borrow=(16, 16 / 48)))]
 
 
 def test_spot_and_reservation_are_two_flavors() -> None:
@@ -539,27 +643,38 @@ def test_spot_and_reservation_are_two_flavors() -> None:
     assert flavors == {
         "v5litepod-16-spot": _rf("v5litepod-16-spot", {
             TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "spot",
-            "cloud.google.com/gke-spot": "true"}, [TPU_TOL, SPOT_TOL]),
+            "cloud.google.com/gke-spot": "true"}, [SPOT_TOL], taints=[TPU_TAINT]),
         "v5litepod-16-reservation": _rf("v5litepod-16-reservation", {
-            TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "reservation"}, [TPU_TOL]),
+            TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "reservation"}, [],
+            taints=[TPU_TAINT]),
     }
-    assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [
-        _rg(TPU, ("v5litepod-16-spot", 16), ("v5litepod-16-reservation", 32))]
+    assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [_group(
+        COV_TPU, _acc("v5litepod-16-spot", COV_TPU, TPU, 16, "v5litepod-16", 4),
+        _acc("v5litepod-16-reservation", COV_TPU, TPU, 32, "v5litepod-16", 8))]
 
 
 def test_nap_flavors() -> None:
     ev = _evaluate("nap")
     assert _kind(ev, "ResourceFlavor") == {
-        "nap-tpu-v6e-slice": _rf("nap-tpu-v6e-slice", {TPU_ACCEL: "tpu-v6e-slice"}, [TPU_TOL]),
-        "nap-nvidia-l4": _rf("nap-nvidia-l4", {GPU_ACCEL: "nvidia-l4"}, [GPU_TOL]),
+        "nap-tpu-v6e-slice": _rf("nap-tpu-v6e-slice", {TPU_ACCEL: "tpu-v6e-slice"}, [],
+                                 taints=[TPU_TAINT]),
+        "nap-nvidia-l4": _rf("nap-nvidia-l4", {GPU_ACCEL: "nvidia-l4"}, [],
+                             taints=[GPU_TAINT]),
     }
+    # NAP picks the machines: CPU and memory quota is the cluster's NAP limit (defaults:
+    # 1000 vCPUs, and memoryGb as parsed)
+    parsed = config_mod.parse(_raw("nap")).auto_provisioning
+    assert parsed is not None and parsed.cpu_max == 1000
+    cpu, mem = parsed.cpu_max, f"{int(parsed.memory_gb_max * 10**9) // 2**20}Mi"
+    cov = [TPU, GPU, "cpu", "memory"]
     assert _kind(ev, "ClusterQueue") == {"cluster-queue": _cq(
-        "cluster-queue", "training",
-        [_rg(TPU, ("nap-tpu-v6e-slice", 256)), _rg(GPU, ("nap-nvidia-l4", 16))])}
+        "cluster-queue", "training", [_group(
+            cov, _fl("nap-tpu-v6e-slice", cov, {TPU: 256, "cpu": str(cpu), "memory": mem}),
+            _fl("nap-nvidia-l4", cov, {GPU: 16, "cpu": str(cpu), "memory": mem}))])}
 
 
 def test_tpu_gpu_cpu_resource_groups() -> None:
-    # Declared CPU, GPU, TPU; the groups come out TPU, GPU, CPU/memory.
+    # Declared CPU, GPU, TPU; one group covering TPU, GPU, cpu, memory; CPU flavors first.
     ev = _evaluate("tpu-gpu-cpu-teams")
     cpu_accel = catalog.resolve("n2-standard-32-4")
     vcpus = int(cpu_accel.machine_type.rsplit("-", 1)[1]) * cpu_accel.vms_per_slice * 2
@@ -574,24 +689,28 @@ def test_tpu_gpu_cpu_resource_groups() -> None:
         [])
     assert flavors["l4-1-flex-start"] == _rf("l4-1-flex-start", {
         GPU_ACCEL: "nvidia-l4", CAP: "flex-start", "cloud.google.com/gke-flex-start": "true"},
-        [GPU_TOL])
+        [], taints=[GPU_TAINT])
 
-    def cpu_group(cpu: int, mem: str, borrow: tuple[int, str] | None = None) -> dict[str, Any]:
-        res: list[dict[str, Any]] = [{"name": "cpu", "nominalQuota": cpu},
-                                     {"name": "memory", "nominalQuota": mem}]
-        if borrow:
-            res[0]["borrowingLimit"], res[1]["borrowingLimit"] = borrow
-        return {"coveredResources": ["cpu", "memory"],
-                "flavors": [{"name": "cpu-cpu", "resources": res}]}
-
+    cov = [TPU, GPU, "cpu", "memory"]
     tpu, gpu = "v5litepod-16-on-demand", "l4-1-flex-start"
+
+    def cq_group(cpu: tuple[Any, ...], tpu_frac: float, gpu_frac: float,
+                 borrow: bool = False) -> dict[str, Any]:
+        nominal = {"cpu": cpu[0], "memory": cpu[1]}
+        cpu_flavor = _fl("cpu-cpu", cov, nominal,
+                         {"cpu": cpu[2], "memory": cpu[3]} if borrow else None)
+        b_tpu = (0, 0.0) if borrow else None
+        return _group(cov, cpu_flavor,
+                      _acc(tpu, cov, TPU, int(16 * tpu_frac), "v5litepod-16", 4, tpu_frac,
+                           borrow=b_tpu),
+                      _acc(gpu, cov, GPU, int(4 * gpu_frac), "l4-1", 4, gpu_frac,
+                           borrow=b_tpu))
+
     assert _kind(ev, "ClusterQueue") == {
-        "shared": _cq("shared", "ml", [_rg(TPU, (tpu, 8)), _rg(GPU, (gpu, 2)),
-                                       cpu_group(192, "768Gi")], cohort="org"),
-        "etl": _cq("etl", "etl", [_rg(TPU, (tpu, (0, 0))), _rg(GPU, (gpu, (0, 0))),
-                                  cpu_group(64, "256Gi", (32, "128Gi"))], cohort="org"),
-        "evals": _cq("evals", "eval-jobs", [_rg(TPU, (tpu, 8)), _rg(GPU, (gpu, 2)),
-                                            cpu_group(0, "0Gi")], cohort="org"),
+        "shared": _cq("shared", "ml", [cq_group((192, "768Gi"), 0.5, 0.5)], cohort="org"),
+        "etl": _cq("etl", "etl", [cq_group((64, "256Gi", 32, "128Gi"), 0, 0, borrow=True)],
+                   cohort="org"),
+        "evals": _cq("evals", "eval-jobs", [cq_group((0, "0Gi"), 0.5, 0.5)], cohort="org"),
     }
 
 
@@ -599,10 +718,11 @@ def test_cpu_quota_with_fractional_memory() -> None:
     # n1-standard-2: 7.5 GB per VM; three VMs hold 22.5 GB, quota rounds down to 22Gi.
     ev = _ev(slices=[{"accelerator": "v5litepod-16"},
                      {"name": "cpu", "accelerator": "n1-standard-2-1", "count": 3}])
-    [group] = [g for g in _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"]
-               if g["coveredResources"] == ["cpu", "memory"]]
-    assert group["flavors"] == [{"name": "cpu-cpu", "resources": [
-        {"name": "cpu", "nominalQuota": 6}, {"name": "memory", "nominalQuota": "22Gi"}]}]
+    [group] = _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"]
+    assert group["coveredResources"] == COV_TPU
+    assert group["flavors"][0] == {"name": "cpu-cpu", "resources": [
+        {"name": TPU, "nominalQuota": 0}, {"name": "cpu", "nominalQuota": 6},
+        {"name": "memory", "nominalQuota": "22Gi"}]}
 
 
 def test_topology_aware_scheduling_modes() -> None:
@@ -641,10 +761,13 @@ def test_queued_pool_gets_the_admission_check() -> None:
     assert flavors["v5p-64-queued"] == _rf("v5p-64-queued", {
         TPU_ACCEL: "tpu-v5p-slice", TPU_TOPO: "2x4x4", CAP: "queued",
         "cloud.google.com/gke-queued": "true"},
-        [TPU_TOL, QUEUED_TOL])
+        [QUEUED_TOL], taints=[TPU_TAINT])
     checks = [{"name": "dws-prov", "onFlavors": ["v5p-64-queued"]}]
-    groups = [_rg(TPU, ("v5p-64-queued", 32), ("v5litepod-16-spot", 32))]
-    team_groups = [_rg(TPU, ("v5p-64-queued", 32), ("v5litepod-16-spot", 0))]
+    cov = COV_TPU
+    groups = [_group(cov, _acc("v5p-64-queued", cov, TPU, 32, "v5p-64", 16, 0.5),
+                     _acc("v5litepod-16-spot", cov, TPU, 32, "v5litepod-16", 8))]
+    team_groups = [_group(cov, _acc("v5p-64-queued", cov, TPU, 32, "v5p-64", 16, 0.5),
+                          _acc("v5litepod-16-spot", cov, TPU, 0, "v5litepod-16", 8, 0))]
     assert _kind(ev, "ClusterQueue") == {
         "cluster-queue": _cq("cluster-queue", "training", groups, "accelstack", checks),
         "research": _cq("research", "research", team_groups, "accelstack", checks),
@@ -678,7 +801,8 @@ def test_flex_start_without_queuing_gets_no_admission_check() -> None:
     assert _kind(ev, "AdmissionCheck") == {}
     assert _kind(ev, "ProvisioningRequestConfig") == {}
     assert _kind(ev, "ClusterQueue") == {"cluster-queue": _cq(
-        "cluster-queue", "training", [_rg(TPU, ("v6e-8-1vm-flex-start", 48))])}
+        "cluster-queue", "training", [_group(
+            COV_TPU, _acc("v6e-8-1vm-flex-start", COV_TPU, TPU, 48, "v6e-8-1vm", 6))])}
     assert _kind(ev, "ResourceFlavor")["v6e-8-1vm-flex-start"]["spec"]["nodeLabels"] == {
         TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "2x4", CAP: "flex-start",
         "cloud.google.com/gke-flex-start": "true"}
@@ -970,13 +1094,11 @@ def test_cpu_pool_named_like_an_accelerator_flavor() -> None:
                                   POOL: "v5litepod-16-spot", CAP: "on-demand"}, [])
     assert flavors["v5litepod-16-spot"] == _rf(
         "v5litepod-16-spot", {TPU_ACCEL: "tpu-v5-lite-podslice", TPU_TOPO: "4x4", CAP: "spot",
-                              "cloud.google.com/gke-spot": "true"}, [TPU_TOL, SPOT_TOL])
-    assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [
-        _rg(TPU, ("v5litepod-16-spot", 16)),
-        {"coveredResources": ["cpu", "memory"], "flavors": [
-            {"name": "cpu-v5litepod-16-spot", "resources": [
-                {"name": "cpu", "nominalQuota": 128},
-                {"name": "memory", "nominalQuota": "512Gi"}]}]}]
+                              "cloud.google.com/gke-spot": "true"}, [SPOT_TOL],
+        taints=[TPU_TAINT])
+    assert _kind(ev, "ClusterQueue")["cluster-queue"]["spec"]["resourceGroups"] == [_group(
+        COV_TPU, _fl("cpu-v5litepod-16-spot", COV_TPU, {"cpu": 128, "memory": "512Gi"}),
+        _acc("v5litepod-16-spot", COV_TPU, TPU, 16, "v5litepod-16", 4))]
 
 
 # Was: image_cache_spec.daemonset put the module constant _TINY itself (not a copy) in every

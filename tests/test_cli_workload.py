@@ -243,6 +243,11 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("v5e-spot", {"--cpu": "2 cores"}, "--cpu", "'2 cores' is not a CPU quantity such as 30 or 3500m"),
     ("v5e-spot", {"--cpu": "1.5m"}, "--cpu", "'1.5m' is not a CPU quantity such as 30 or 3500m"),
     ("v5e-spot", {"--memory": "100GB"}, "--memory", "'100GB' is not a quantity such as 100Gi"),
+    # above what a pod on the machine can have (infra/pod_resources.py), checked offline
+    ("v5e-spot", {"--cpu": "200"}, "--cpu", "'200' is more than a pod on ct5lp-hightpu-4t can "
+     "have: at most 100400m (node allocatable less 10% for DaemonSets)"),
+    ("v5e-spot", {"--memory": "200Gi"}, "--memory", "'200Gi' is more than a pod on "
+     "ct5lp-hightpu-4t can have: at most 155136Mi (node allocatable less 10% for DaemonSets)"),
     # --namespace without a LocalQueue of the stack; --queue not a LocalQueue there
     ("v5e-spot", {"--namespace": "default"}, "--namespace",
      "'default' has no LocalQueue in stack 'v5e-spot'; namespaces with queues: training"),

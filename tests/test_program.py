@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import schema
 from infra import contract, harness
 from infra.harness import Evaluation
 from conftest import MINIMAL, STACK_FILES
@@ -16,6 +17,8 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 NETWORK = "gcp:compute/network:Network"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
 POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
+FIREWALL = "gcp:compute/firewall:Firewall"
+SERVICE = "gcp:projects/service:Service"
 
 
 def _ev(**overrides: Any) -> Evaluation:
@@ -74,7 +77,10 @@ def test_cluster_settings(stack: Evaluation) -> None:
 def test_node_service_account_is_least_privilege(stack: Evaluation) -> None:
     roles = sorted(harness._plain(r.inputs)["role"]
                    for r in stack.of_type("gcp:projects/iAMMember:IAMMember"))
-    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+    # serviceUsageConsumer: image streaming with a custom node service account (GKE's
+    # image-streaming page, Requirements)
+    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount",
+                     "roles/serviceusage.serviceUsageConsumer"]
     for r in stack.of_type("gcp:projects/iAMMember:IAMMember"):
         assert r.inputs["member"].startswith("serviceAccount:")
 
@@ -123,12 +129,61 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
     comps = {r.urn: r for r in stack.resources if not r.custom}
     assert {r.type for r in comps.values()} <= {
         "accelstack:network:ClusterNetwork", "accelstack:network:GpuDataNetworks",
+        "accelstack:services:ProjectServices",
         "accelstack:cluster:GkeCluster", "accelstack:nodepool:SystemNodePool",
         "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
         "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"
+
+
+# Was: no API was declared; `pulumi up` on a new project failed on the first resource whose
+# API was off, and image streaming (every pool) silently needs containerfilesystem.
+def test_project_services_come_first(stack: Evaluation) -> None:
+    services = {harness._plain(r.inputs)["service"]: r for r in stack.of_type(SERVICE)}
+    assert sorted(services) == ["compute.googleapis.com", "container.googleapis.com",
+                                "containerfilesystem.googleapis.com", "iam.googleapis.com"]
+    for r in services.values():
+        inputs = harness._plain(r.inputs)
+        assert inputs["project"] == stack.config.project
+        assert inputs["disableOnDestroy"] is False
+    urns = {r.urn for r in services.values()}
+    by_urn = {r.urn: r for r in stack.resources}
+
+    def waits(r: Any, seen: set[str]) -> set[str]:
+        out = set(r.dependencies)
+        for d in r.dependencies:
+            if d not in seen and d in by_urn:
+                seen.add(d)
+                out |= waits(by_urn[d], seen)
+        return out
+    roots = [CLUSTER, NETWORK, SUBNET, FIREWALL, "gcp:serviceaccount/account:Account",
+             "gcp:projects/iAMMember:IAMMember"]
+    for type_ in roots:
+        for r in stack.of_type(type_):
+            assert urns <= waits(r, set()), f"{r.type} {r.name} does not wait for the APIs"
+
+
+# Was: on a private cluster GKE's automatic rule lets the control plane reach the nodes on
+# tcp 443 and 10250 only; Kueue's and JobSet's webhooks (failurePolicy Fail) listen on
+# 9443 (Kueue v0.19.2 chart webhookService targetPort; JobSet v0.12.0
+# config/components/webhook/service.yaml) and Kueue's visibility APIService on 8082.
+def test_private_cluster_opens_the_webhook_ports() -> None:
+    ev = _ev(privateNodes=True)
+    [fw] = [harness._plain(r.inputs) for r in ev.of_type(FIREWALL)]
+    [account] = ev.of_type("gcp:serviceaccount/account:Account")
+    assert fw == {
+        "name": "test-webhooks", "project": "test-project", "network": "test-net",
+        "direction": "INGRESS", "sourceRanges": [ev.config.network.master_cidr],
+        "targetServiceAccounts": [f"{harness._plain(account.inputs)['accountId']}"
+                                  "@test-project.iam.gserviceaccount.com"],
+        "allows": [{"protocol": "tcp", "ports": ["8082", "9443"]}],
+        "description": "GKE control plane to the Kueue and JobSet webhooks (accelstack)"}
+    # every pool runs as the service account the rule targets
+    for np in _pools(ev).values():
+        assert np["nodeConfig"]["serviceAccount"] == fw["targetServiceAccounts"][0]
+    assert _ev(privateNodes=False).of_type(FIREWALL) == []
 
 
 def test_exports_the_contract(stack: Evaluation) -> None:
@@ -224,7 +279,7 @@ def test_a3_mega_networks() -> None:
     # node pools must wait for their data networks
     pool_comp = ev.named("h100-mega-80gb-8", "accelstack:nodepool:SliceNodePools")
     assert any("GpuDataNetworks" in d for d in pool_comp.dependencies)
-    assert len(ev.of_type("gcp:compute/firewall:Firewall")) == 8
+    assert len([r for r in ev.of_type(FIREWALL) if "tcpxo" in r.name]) == 8
 
 
 def test_rdma_networks_for_b200() -> None:
@@ -232,7 +287,9 @@ def test_rdma_networks_for_b200() -> None:
              slices=[{"accelerator": "b200-8", "count": 4,
                       "capacity": {"mode": "reservation", "reservation": "a4-res", "block": "blk-1"}}])
     nets = {r.name: harness._plain(r.inputs) for r in ev.of_type(NETWORK)}
-    assert nets["test-rdma-b-rdma"]["networkProfile"] == "us-south1-b-vpc-roce"
+    # Was: the bare name 'us-south1-b-vpc-roce', which the Compute API refuses
+    assert nets["test-rdma-b-rdma"]["networkProfile"] == (
+        "projects/test-project/global/networkProfiles/us-south1-b-vpc-roce")
     assert nets["test-rdma-b-rdma"]["mtu"] == 8896
     assert "networkProfile" not in nets["test-rdma-b-gvnic"]
     np = _pools(ev)["b200-8"]
@@ -244,7 +301,8 @@ def test_rdma_networks_for_b200() -> None:
     assert np["nodeConfig"]["reservationAffinity"]["values"] == ["a4-res/reservationBlocks/blk-1"]
     assert np["autoscaling"]["totalMinNodeCount"] == 4
     # RoCE VPCs take no firewall rules; the gVNIC VPC gets one
-    assert [r.name for r in ev.of_type("gcp:compute/firewall:Firewall")] == ["test-rdma-b-gvnic-internal"]
+    assert [r.name for r in ev.of_type(FIREWALL) if r.name != "test-webhooks"] == [
+        "test-rdma-b-gvnic-internal"]
 
 
 def test_queued_multi_host_tpu() -> None:
@@ -259,12 +317,40 @@ def test_queued_multi_host_tpu() -> None:
                                      "locationPolicy": "ANY"}
         assert np["management"] == {"autoRepair": False, "autoUpgrade": True}
         assert np["nodeConfig"]["flexStart"] is True
-        assert np["nodeConfig"]["maxRunDuration"] == "259200s"
+        # queued provisioning takes its run limit from the ProvisioningRequest, not the pool
+        assert "maxRunDuration" not in np["nodeConfig"]
         assert np["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
     out = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools[0]
     assert out.node_selector["cloud.google.com/gke-queued"] == "true"
     assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true",
             "effect": "NoSchedule"} in out.tolerations
+
+
+# Was: a queued pool's maxRunDuration went to the node pool, a flex-start setting; GKE
+# reads a queued node's run limit from the ProvisioningRequest's maxRunDurationSeconds.
+def test_queued_max_run_duration_is_a_provisioning_request_parameter() -> None:
+    from infra import kueue_spec
+    ev = _ev(slices=[{"name": "a", "accelerator": "v5p-64", "capacity": {
+        "mode": "queued", "maxRunDuration": "3d"}},
+        {"name": "b", "accelerator": "l4-1", "capacity": "queued"},
+        {"name": "c", "accelerator": "l4-1", "count": 2,
+         "capacity": {"mode": "flex-start", "maxRunDuration": "1d"}}])
+    objs = kueue_spec.kueue_objects(ev.config)
+    configs = {o["metadata"]["name"]: o["spec"] for o in objs
+               if o["kind"] == "ProvisioningRequestConfig"}
+    assert configs["dws-config-259200s"]["parameters"] == {"maxRunDurationSeconds": "259200"}
+    assert "parameters" not in configs["dws-config"]
+    checks = {o["metadata"]["name"]: o["spec"]["parameters"]["name"] for o in objs
+              if o["kind"] == "AdmissionCheck"}
+    assert checks == {"dws-prov-259200s": "dws-config-259200s", "dws-prov": "dws-config"}
+    [cq] = [o for o in objs if o["kind"] == "ClusterQueue"]
+    assert cq["spec"]["admissionChecksStrategy"]["admissionChecks"] == [
+        {"name": "dws-prov-259200s", "onFlavors": ["v5p-64-queued"]},
+        {"name": "dws-prov", "onFlavors": ["l4-1-queued"]}]
+    # flex-start keeps the node pool's own limit
+    assert _pools(ev)["c"]["nodeConfig"]["maxRunDuration"] == "86400s"
+    for obj in objs:
+        schema.validate(obj)
 
 
 def test_flex_start_single_host_tpu() -> None:
@@ -285,11 +371,22 @@ def test_ironwood_workload_policy() -> None:
     assert policies["tpu7x-128-0-wp"]["workloadPolicy"] == {
         "type": "HIGH_THROUGHPUT", "acceleratorTopology": "4x4x4"}
     np = _pools(ev)["tpu7x-128-0"]
-    assert np["placementPolicy"] == {"type": "COMPACT", "policyName": "test-tpu7x-128-0-wp"}
+    # Was: COMPACT together with the policy; the workload policy goes alone
+    assert np["placementPolicy"] == {"policyName": "test-tpu7x-128-0-wp"}
     assert np["nodeCount"] == 16
     # single-host Ironwood takes no workload policy
     ev1 = _ev(slices=[{"accelerator": "tpu7x-8", "count": 3}])
     assert ev1.of_type(POLICY) == []
+
+
+def test_spot_pools_never_consume_reservations_and_no_host_maintenance_opt_in() -> None:
+    ev = _ev(slices=[{"accelerator": "v5litepod-16", "capacity": "spot"},
+                     {"accelerator": "v5p-8", "count": 2}])
+    for name, np in _pools(ev).items():
+        assert "hostMaintenancePolicy" not in np["nodeConfig"], name
+    spot = _pools(ev)["v5litepod-16-0"]["nodeConfig"]
+    assert spot["spot"] is True
+    assert spot["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
 
 
 def test_node_auto_provisioning_limits() -> None:

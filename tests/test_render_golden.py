@@ -22,6 +22,7 @@ import yaml
 
 import schema
 import stack_fixtures
+from infra import pod_resources
 from submit import render as render_mod
 from submit.spec import SpecError, WorkloadSpec, build_spec, hostname_budget
 
@@ -227,17 +228,16 @@ def test_golden_reads_as_asked(case: Path) -> None:
     # Placement and resources straight from the contract.
     assert pod["nodeSelector"] == dict(pool.node_selector)
     assert pod.get("tolerations", []) == [dict(t) for t in pool.tolerations]
-    requests: dict[str, str] = {}
-    limits: dict[str, str] = {}
+    # requests = limits: the chips, and CPU/memory sized from the machine (or as asked)
+    share = pod_resources.pod_share(pool.machine_type)
+    amounts: dict[str, str] = {}
     if pool.resource_name:
-        requests[pool.resource_name] = limits[pool.resource_name] = str(pool.chips_per_vm)
-    if args.get("cpu"):
-        requests["cpu"] = args["cpu"]
-    if args.get("memory"):
-        requests["memory"] = limits["memory"] = args["memory"]
-    if requests:
-        expected = {"requests": requests, **({"limits": limits} if limits else {})}
-        assert main["resources"] == expected
+        amounts[pool.resource_name] = str(pool.chips_per_vm)
+    cpu = args.get("cpu") or (share.cpu if share else None)
+    memory = args.get("memory") or (share.memory if share else None)
+    amounts.update({k: v for k, v in (("cpu", cpu), ("memory", memory)) if v})
+    if amounts:
+        assert main["resources"] == {"requests": amounts, "limits": amounts}
     else:
         assert "resources" not in main
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import schema
 import stack_fixtures
+from infra import pod_resources
 from submit import render as render_mod
 from submit.spec import (DNS_1035, REPLICATED_JOB, SpecError, WorkloadSpec, build_spec,
                          hostname_budget)
@@ -135,8 +136,11 @@ def test_shape_follows_the_pool(case: tuple[str, dict[str, Any]]) -> None:
         assert rj["replicas"] == 1
         assert job["parallelism"] == job["completions"] == args["num_nodes"]
     [main] = job["template"]["spec"]["containers"]
-    if pool.resource_name:
-        assert main["resources"]["limits"] == {pool.resource_name: str(pool.chips_per_vm)}
+    share = pod_resources.pod_share(pool.machine_type)
+    expected = {pool.resource_name: str(pool.chips_per_vm)} if pool.resource_name else {}
+    if share is not None:
+        expected.update(cpu=share.cpu, memory=share.memory)
+    assert main["resources"]["limits"] == main["resources"]["requests"] == expected
     user = [e for e in main["env"] if e["name"].startswith("APP_")]
     expected = dict(a.split("=", 1) for a in args["env"])
     assert {e["name"]: e["value"] for e in user} == expected

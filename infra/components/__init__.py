@@ -1,0 +1,14 @@
+"""Pulumi components: thin layers that turn the pure ``*_spec`` data into resources."""
+
+from __future__ import annotations
+
+import pulumi
+
+
+def child_options(parent: pulumi.Resource,
+                  opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
+    """Options for a component's children: parented to it, and waiting for what the
+    component was told to wait for (a component's depends_on does not reach its children
+    by itself)."""
+    deps = opts.depends_on if opts is not None else None
+    return pulumi.ResourceOptions(parent=parent, depends_on=deps)

@@ -32,7 +32,6 @@ class ClusterAddons(pulumi.ComponentResource):
                                 opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=provider)
 
-        kueue = k8s.helm.v3.Release("kueue", opts=child, **addons_spec.kueue_release_args(cfg))
         nodes = addons_spec.node_count(cfg)
 
         def size_jobset(args: pulumi.ResourceTransformArgs
@@ -44,6 +43,13 @@ class ClusterAddons(pulumi.ComponentResource):
             "jobset", file=addons_spec.jobset_manifest_url(cfg),
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                 transforms=[size_jobset])))
+        # JobSet first: Kueue's JobSet integration finds the JobSet CRD when it starts.
+        # Neither waits on the other afterwards: Kueue's webhooks only see the workload
+        # namespaces (addons_spec.MANAGED_NAMESPACE_LABEL) and JobSet's only JobSets and
+        # their pods, so upgrading either one never needs the other to serve.
+        kueue = k8s.helm.v3.Release(
+            "kueue", opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=[jobset])), **addons_spec.kueue_release_args(cfg))
         installs = [kueue, jobset]
 
         namespaces = {}

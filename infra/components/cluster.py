@@ -6,7 +6,15 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra import cluster_spec as spec
+from infra.components import child_options
 from infra.config import StackConfig
+
+
+def _deps(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    deps = opts.depends_on if opts is not None else None
+    if deps is None:
+        return []
+    return list(deps) if isinstance(deps, (list, tuple)) else [deps]  # type: ignore[list-item]
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -20,7 +28,7 @@ class GkeCluster(pulumi.ComponentResource):
                  subnetwork: pulumi.Input[str],
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:cluster:GkeCluster", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         account = gcp.serviceaccount.Account(f"{name}-nodes", opts=child,
                                              **spec.service_account_args(cfg))
         member = account.email.apply(lambda e: f"serviceAccount:{e}")
@@ -31,11 +39,14 @@ class GkeCluster(pulumi.ComponentResource):
         ]
         self.cluster = gcp.container.Cluster(
             name,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=bindings,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*bindings, *_deps(opts)],
                                         ignore_changes=["nodeConfig", "initialNodeCount"]),
             **spec.cluster_args(cfg, network=network, subnetwork=subnetwork,
                                 service_account=account.email),
         )
+        fw = spec.webhook_firewall_args(cfg, network=network, service_account=account.email)
+        if fw is not None:
+            gcp.compute.Firewall(f"{name}-webhooks", opts=child, **fw)
         self.service_account_email = account.email
         self.endpoint = self.cluster.endpoint
         self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate.apply(

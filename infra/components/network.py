@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra import network_spec as spec
+from infra.components import child_options
 from infra.config import StackConfig
 
 
@@ -24,7 +25,7 @@ class ClusterNetwork(pulumi.ComponentResource):
     def __init__(self, name: str, cfg: StackConfig,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:network:ClusterNetwork", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         n = cfg.network
         if n.create:
             vpc = gcp.compute.Network(f"{name}-vpc", opts=child, **spec.vpc_args(cfg))
@@ -50,7 +51,7 @@ class GpuDataNetworks(pulumi.ComponentResource):
     def __init__(self, name: str, cfg: StackConfig, group: spec.NetworkGroup,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:network:GpuDataNetworks", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         self.subnets: list[gcp.compute.Subnetwork] = []
         for net in group.networks:
             vpc = gcp.compute.Network(net.name, opts=child, **spec.data_network_args(cfg, net))

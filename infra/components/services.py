@@ -1,0 +1,20 @@
+"""The project services (APIs) component: every other component depends on it."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from infra import services_spec as spec
+from infra.config import StackConfig
+
+
+class ProjectServices(pulumi.ComponentResource):
+    def __init__(self, name: str, cfg: StackConfig,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("accelstack:services:ProjectServices", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.services = [gcp.projects.Service(spec.resource_name(s), opts=child,
+                                              **spec.service_args(cfg, s))
+                         for s in spec.services(cfg)]
+        self.register_outputs({"services": spec.services(cfg)})
