@@ -87,6 +87,7 @@ class Cluster:
     labels: Mapping[str, str]
     system_pool: SystemPool
     auto_provisioning: AutoProvisioning | None
+    dns_endpoint: bool = False
 
 
 def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
@@ -140,6 +141,9 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
         r.fail("privateEndpoint", "true needs privateNodes: true")
 
     authorized = _authorized_networks(r, top.get("masterAuthorizedNetworks"))
+    # GKE's DNS-based control-plane endpoint: reachable from any network that reaches
+    # Google APIs, authorised by IAM (container.clusters.connect), no IP allowlist.
+    dns_endpoint = r.get(top, "dnsEndpoint", "", bool, default=False)
     maintenance = _maintenance(r, top.get("maintenanceWindow"))
     deletion_protection = r.get(top, "deletionProtection", "", bool, default=True)
     labels = parse_labels(r, top.get("labels"), "labels")
@@ -151,7 +155,7 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
         gke_version=version, private_nodes=private_nodes, private_endpoint=private_endpoint,
         authorized_networks=tuple(authorized), maintenance=maintenance,
         deletion_protection=deletion_protection, labels=labels, system_pool=system_pool,
-        auto_provisioning=nap,
+        auto_provisioning=nap, dns_endpoint=dns_endpoint,
     )
 
 
