@@ -209,14 +209,56 @@ def test_the_pack_file_runs_the_project_environment() -> None:
     assert (PACK_DIR / "__main__.py").is_file()
 
 
-def test_the_pack_serves_as_pulumi_starts_it() -> None:
+def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     # Pulumi runs the pack's __main__ and reads the gRPC port it prints on stdout.
     proc = subprocess.Popen([sys.executable, str(PACK_DIR / "__main__.py")], cwd=PACK_DIR,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    port = proc.stdout.readline().strip()
+    assert port.isdigit(), proc.stderr.read() if proc.stderr else ""
+    return proc, port
+
+
+def _analyze_stack(port: str, ev: harness.Evaluation) -> list[Any]:
+    import grpc
+    from google.protobuf import json_format, struct_pb2
+    from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+
+    resources = []
+    for r in ev.resources:
+        props = struct_pb2.Struct()
+        json_format.ParseDict(_wire(r.inputs), props)
+        resources.append(analyzer_pb2.AnalyzerResource(type=r.type, properties=props, urn=r.urn,
+                                                       name=r.name))
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = analyzer_pb2_grpc.AnalyzerStub(channel)
+        reply = stub.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=resources),
+                                  timeout=60)
+    return list(reply.diagnostics)
+
+
+def test_the_pack_over_grpc_as_pulumi_runs_it() -> None:
+    # The engine's side of `pulumi preview --policy-pack`: start the pack, send the stack's
+    # resources to AnalyzeStack, read the diagnostics back.
+    path = ROOT / "stacks" / "Pulumi.a3mega.yaml"
+    ev = harness.evaluate_file(path)
+    config = _stack_config(path)
+    del config["accelstack:policy"]["waivers"]
+    env = {**__import__("os").environ,
+           "PULUMI_CONFIG": json.dumps({k: v if isinstance(v, str) else json.dumps(v)
+                                        for k, v in config.items()})}
+    proc, port = _serve(env)
     try:
-        assert proc.stdout is not None
-        port = proc.stdout.readline().strip()
-        assert port.isdigit() and int(port) > 0, proc.stderr.read() if proc.stderr else ""
+        diagnostics = _analyze_stack(port, ev)
     finally:
         proc.kill()
         proc.wait(timeout=30)
+    cluster = ev.named("a3mega", policy.CLUSTER)
+    assert [(d.policyName, d.policyPackName, d.urn, d.message) for d in diagnostics] == [(
+        "authorized-networks", "accelstack", cluster.urn,
+        f"{crossguard.DESCRIPTIONS['authorized-networks']}\n"
+        f"{policy.CLUSTER} a3mega: the control plane has a public endpoint open to every "
+        "address; fix: list masterAuthorizedNetworks in the stack, or set "
+        "privateEndpoint: true")]
+    from pulumi.runtime.proto import analyzer_pb2
+    assert diagnostics[0].enforcementLevel == analyzer_pb2.MANDATORY

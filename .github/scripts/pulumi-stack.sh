@@ -22,18 +22,20 @@ done
 args=(--stack "$ref" --non-interactive --color never --refresh --diff
       --policy-pack infra/policy_pack)
 summary=${GITHUB_STEP_SUMMARY:-/dev/null}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 rc=0
 case "$cmd" in
-  preview) pulumi preview "${args[@]}" > pulumi.txt 2>&1 || rc=$? ;;
-  plan) pulumi preview "${args[@]}" --save-plan plan.json > pulumi.txt 2>&1 || rc=$? ;;
-  up) pulumi up "${args[@]}" --yes --plan plan.json > pulumi.txt 2>&1 || rc=$? ;;
+  preview) pulumi preview "${args[@]}" > "$out" 2>&1 || rc=$? ;;
+  plan) pulumi preview "${args[@]}" --save-plan plan.json > "$out" 2>&1 || rc=$? ;;
+  up) pulumi up "${args[@]}" --yes --plan plan.json > "$out" 2>&1 || rc=$? ;;
   *) echo "pulumi-stack.sh: unknown command '$cmd' (preview, plan, up)" >&2; exit 2 ;;
 esac
-cat pulumi.txt
+cat "$out"
 {
   echo "## pulumi ${cmd}: ${ref} (exit ${rc})"
   echo '```diff'
-  cat pulumi.txt
+  cat "$out"
   echo '```'
 } >> "$summary"
 exit "$rc"
