@@ -88,6 +88,12 @@ def check(value: Any, tp: Any, path: str) -> list[str]:
     options = _candidates(tp)
     if not options:
         return []
+    enums = [o for o in options if isinstance(o, type) and issubclass(o, enum.Enum)]
+    if enums and isinstance(value, str):
+        # The SDKs type an enum field as Union[str, TheEnum] so new values still pass; a
+        # value outside the declared enum is checked as a problem all the same.
+        allowed = [m.value for e in enums for m in e]
+        return [] if value in allowed else [f"{path}: {value!r} is not one of {allowed}"]
     best: list[str] | None = None
     for option in options:
         problems = _check_one(value, option, path)

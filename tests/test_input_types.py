@@ -94,6 +94,15 @@ def test_a_typo_deep_in_a_kubernetes_pod_spec_fails() -> None:
     ])
 
 
+def test_a_value_outside_a_declared_enum_fails() -> None:
+    from pulumi_kubernetes.core.v1 import ServiceSpecArgs
+
+    assert pt.check_object({"type": "LoadBalancer"}, ServiceSpecArgs, "spec") == []
+    assert pt.check_object({"type": "LoadBalancr"}, ServiceSpecArgs, "spec") == [
+        "spec.type: 'LoadBalancr' is not one of ['ExternalName', 'ClusterIP', 'NodePort', "
+        "'LoadBalancer']"]
+
+
 def test_an_unknown_top_level_input_fails() -> None:
     inputs = _one("a3mega", CLUSTER)
     inputs["deletionProtecton"] = True
