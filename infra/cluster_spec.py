@@ -125,6 +125,14 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
             "cidr_blocks": [{"cidr_block": a.cidr, "display_name": a.name}
                             for a in cfg.authorized_networks],
         }
+    if cfg.dns_endpoint:
+        # pulumi-gcp container.Cluster controlPlaneEndpointsConfig.dnsEndpointConfig
+        # (GKE API ControlPlaneEndpointsConfig.DNSEndpointConfig): allowExternalTraffic lets
+        # user traffic reach the control plane at its DNS name (<uid>.<region>.gke.goog)
+        # from any network that reaches Google APIs; IAM (container.clusters.connect)
+        # authorises it, and master authorized networks apply only to the IP endpoints.
+        args["control_plane_endpoints_config"] = {
+            "dns_endpoint_config": {"allow_external_traffic": True}}
     if cfg.maintenance:
         m = cfg.maintenance
         args["maintenance_policy"] = {"recurring_window": {
@@ -161,16 +169,24 @@ def webhook_firewall_args(cfg: StackConfig, *, network: Any,
     }
 
 
-def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig that authenticates through gke-gcloud-auth-plugin (no static token)."""
+def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str,
+               dns_endpoint: str | None = None) -> str:
+    """A kubeconfig that authenticates through gke-gcloud-auth-plugin (no static token).
+
+    With ``dns_endpoint`` it talks to the control plane's DNS name instead of its IP. That
+    name is served by Google's front end with a publicly trusted certificate, not the
+    cluster CA, so the kubeconfig carries no certificate-authority-data and the client
+    verifies against the system roots (as a kubeconfig from `gcloud container clusters
+    get-credentials --dns-endpoint` does).
+    """
     ctx = f"accelstack-{cluster_name}"
+    server: dict[str, str] = (
+        {"server": f"https://{dns_endpoint}"} if dns_endpoint else
+        {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate})
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": ctx, "cluster": {
-            "server": f"https://{endpoint}",
-            "certificate-authority-data": ca_certificate,
-        }}],
+        "clusters": [{"name": ctx, "cluster": server}],
         "users": [{"name": ctx, "user": {"exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": "gke-gcloud-auth-plugin",

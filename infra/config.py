@@ -67,6 +67,7 @@ class StackConfig:
     queues: Queues
     image_cache: tuple[CachedImage, ...] = ()
     policy: Policy = Policy()
+    dns_endpoint: bool = False
 
     @property
     def location(self) -> str:
@@ -82,7 +83,7 @@ TOP_LEVEL_KEYS = (
     "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
-    "addons", "queues", "imageCache", "policy",
+    "addons", "queues", "imageCache", "policy", "dnsEndpoint",
 )
 
 
@@ -120,5 +121,5 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
         deletion_protection=cluster.deletion_protection, labels=cluster.labels,
         system_pool=cluster.system_pool, slices=tuple(pools),
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
-        image_cache=image_cache, policy=policy,
+        image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
     )

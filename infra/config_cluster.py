@@ -24,7 +24,8 @@ SYSTEM_POOL_KEYS = ("machineType", "minNodes", "maxNodes", "diskSizeGb")
 NAP_KEYS = ("cpu", "memoryGb", "accelerators")
 POLICY_RULES = ("workload-identity", "node-service-account", "shielded-nodes",
                 "authorized-networks", "deletion-protection", "capacity-reservation",
-                "image-latest-tag", "required-labels")
+                "image-latest-tag", "required-labels", "accelerator-auto-repair",
+                "plain-secret-config", "public-bucket")
 
 _PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+\Z")
@@ -87,6 +88,7 @@ class Cluster:
     labels: Mapping[str, str]
     system_pool: SystemPool
     auto_provisioning: AutoProvisioning | None
+    dns_endpoint: bool = False
 
 
 def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
@@ -140,6 +142,9 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
         r.fail("privateEndpoint", "true needs privateNodes: true")
 
     authorized = _authorized_networks(r, top.get("masterAuthorizedNetworks"))
+    # GKE's DNS-based control-plane endpoint: reachable from any network that reaches
+    # Google APIs, authorised by IAM (container.clusters.connect), no IP allowlist.
+    dns_endpoint = r.get(top, "dnsEndpoint", "", bool, default=False)
     maintenance = _maintenance(r, top.get("maintenanceWindow"))
     deletion_protection = r.get(top, "deletionProtection", "", bool, default=True)
     labels = parse_labels(r, top.get("labels"), "labels")
@@ -151,7 +156,7 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
         gke_version=version, private_nodes=private_nodes, private_endpoint=private_endpoint,
         authorized_networks=tuple(authorized), maintenance=maintenance,
         deletion_protection=deletion_protection, labels=labels, system_pool=system_pool,
-        auto_provisioning=nap,
+        auto_provisioning=nap, dns_endpoint=dns_endpoint,
     )
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
-CONTRACT_VERSION = 2  # 2: queues, priority classes, add-on versions, cached images
+CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached images
+# 3: cluster.dnsEndpoint (the control plane's DNS name, or null when the stack has it off)
 OUTPUT_NAME = "accelstack"
 
 
@@ -29,6 +30,7 @@ class ClusterInfo:
     endpoint: str
     ca_certificate: str
     zones: tuple[str, ...]
+    dns_endpoint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class StackOutputs:
                 "endpoint": self.cluster.endpoint,
                 "caCertificate": self.cluster.ca_certificate,
                 "zones": list(self.cluster.zones),
+                "dnsEndpoint": self.cluster.dns_endpoint,
             },
             "kubeconfig": self.kubeconfig,
             "slicePools": [_pool_dict(p) for p in self.slice_pools],
@@ -183,6 +186,7 @@ def load(data: Any) -> StackOutputs:
         endpoint=_need(c, "endpoint", str, f"{p}.cluster"),
         ca_certificate=_need(c, "caCertificate", str, f"{p}.cluster"),
         zones=tuple(_need(c, "zones", list, f"{p}.cluster")),
+        dns_endpoint=_need(c, "dnsEndpoint", str, f"{p}.cluster", nullable=True),
     )
     pools = []
     for i, raw in enumerate(_need(data, "slicePools", list, p)):

@@ -29,8 +29,8 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
 
 
 def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
-          kubeconfig: str, networks: Mapping[str, list[dict[str, str]]] | None = None
-          ) -> StackOutputs:
+          kubeconfig: str, networks: Mapping[str, list[dict[str, str]]] | None = None,
+          dns_endpoint: str | None = None) -> StackOutputs:
     """The contract for a parsed stack; ``networks`` maps pool name to its node networks."""
     networks = networks or {}
     q = cfg.queues
@@ -39,7 +39,7 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
     return StackOutputs(
         stack=stack,
         cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
-                            ca_certificate, cfg.zones),
+                            ca_certificate, cfg.zones, dns_endpoint),
         kubeconfig=kubeconfig,
         slice_pools=tuple(pool_info(p, networks.get(p.name)) for p in cfg.slices),
         auto_provisioning=dict(cfg.auto_provisioning.accelerators)

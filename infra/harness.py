@@ -25,6 +25,7 @@ from infra.config import StackConfig
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 MASK = "[secret]"
 PREVIEW_ENDPOINT = "203.0.113.10"  # TEST-NET-3: a documentation address, never routed
+PREVIEW_DNS_SUFFIX = "dns-endpoint.example"
 PREVIEW_CA = base64.b64encode(b"accelstack offline preview: no certificate").decode()
 
 
@@ -109,6 +110,10 @@ class _Mocks(pulumi.runtime.Mocks):
             rid = f"projects/{project}/locations/{loc}/clusters/{name}"
             state["endpoint"] = PREVIEW_ENDPOINT
             state["masterAuth"] = {"clusterCaCertificate": PREVIEW_CA}
+            dns = (state.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig")
+            if dns is not None:
+                # GKE's name is <uid>.<region>.gke.goog; .example is reserved (RFC 2606).
+                dns["endpoint"] = f"{name}.{loc}.{PREVIEW_DNS_SUFFIX}"
         elif args.typ == "gcp:serviceaccount/account:Account":
             state["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
         elif args.typ == "gcp:compute/network:Network":

@@ -1,17 +1,24 @@
 """Policy checks on a stack's desired state: the rules a platform team enforces.
 
-Each rule reads the resources the program would declare (type, name, inputs, as the
-offline preview records them) and reports every violation with the resource, the rule and
-the fix. A stack may waive a rule only with a written reason in its config
-(``policy.waivers``); a waived finding is still reported, marked with the reason.
-Pure: works on plain data, imports no pulumi.
+Each rule reads the resources the program would declare (type, name, inputs) and the
+stack's config, and reports every violation with the resource, the rule and the fix. A
+stack may waive a rule only with a written reason in its config (``policy.waivers``); a
+waived finding is still reported, marked with the reason.
+
+One implementation, two runners: the offline preview (``infra.preview``) runs ``check``
+over the mock engine's record, and the CrossGuard pack (``infra/policy_pack``) runs the
+same ``RULES`` over what ``pulumi preview``/``up`` hands it. The stack config reaches the
+rules as items of type ``CONFIG`` (one per key, secret values already replaced by
+``MASK``). Pure: works on plain data, imports no pulumi.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from infra import catalog
 from infra.images import image_has_digest, image_tag
 from infra.config import POLICY_RULES, StackConfig
 
@@ -19,6 +26,22 @@ CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 DEFAULT_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
+CONFIG = "pulumi:config"  # a stack config key (name "namespace:key"; inputs {"value": ...})
+MASK = "[secret]"  # what a secret value reads as, in both runners
+# Cloud Storage resources that can make a bucket or its objects public (pulumi-gcp).
+BUCKET = "gcp:storage/bucket:Bucket"
+BUCKET_IAM = ("gcp:storage/bucketIAMMember:BucketIAMMember",
+              "gcp:storage/bucketIAMBinding:BucketIAMBinding")
+BUCKET_IAM_POLICY = "gcp:storage/bucketIAMPolicy:BucketIAMPolicy"
+BUCKET_ACLS = ("gcp:storage/bucketACL:BucketACL",
+               "gcp:storage/defaultObjectACL:DefaultObjectACL",
+               "gcp:storage/bucketAccessControl:BucketAccessControl",
+               "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl",
+               "gcp:storage/objectAccessControl:ObjectAccessControl")
+# The IAM principals and ACL entities meaning "anyone" (Cloud Storage docs, "Making data
+# public": allUsers, allAuthenticatedUsers) and the predefined ACLs that grant them.
+PUBLIC_PRINCIPALS = ("allUsers", "allAuthenticatedUsers")
+PUBLIC_ACLS = ("publicRead", "publicReadWrite", "authenticatedRead")
 
 
 @dataclass(frozen=True)
@@ -155,6 +178,100 @@ def _required_labels(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
                           "add them to the stack's labels")
 
 
+def _is_accelerator_pool(np: Item) -> bool:
+    nc = np.inputs.get("nodeConfig") or {}
+    return bool(nc.get("guestAccelerators")) or nc.get("machineType") in _accelerator_machines()
+
+
+_MACHINES: set[str] = set()
+
+
+def _accelerator_machines() -> set[str]:
+    if not _MACHINES:
+        _MACHINES.update(a.machine_type for a in catalog.all_accelerators()
+                         if a.kind in ("tpu", "gpu"))
+    return _MACHINES
+
+
+def _auto_repair(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for np in _of(items, NODE_POOL):
+        if not _is_accelerator_pool(np):
+            continue
+        nc = np.inputs.get("nodeConfig") or {}
+        # GKE creates flex-start and queued-provisioning pools with auto-repair off.
+        if nc.get("flexStart") or (np.inputs.get("queuedProvisioning") or {}).get("enabled"):
+            continue
+        if (np.inputs.get("management") or {}).get("autoRepair") is not True:
+            yield Finding("accelerator-auto-repair", _where(np),
+                          "an accelerator pool runs without node auto-repair",
+                          "set management.autoRepair: true (a failed TPU/GPU node otherwise "
+                          "stays out of its slice until someone notices)")
+
+
+# Names of config keys that hold credentials, and values that are credentials whatever
+# their key: a PEM private key, a Google service-account key file (JSON, "type":
+# "service_account").
+_SECRET_NAME = re.compile(r"(password|passphrase|secret|token|api[-_]?key|private[-_]?key|"
+                          r"credentials?|access[-_]?key)$", re.IGNORECASE)
+_SECRET_VALUE = re.compile(r'-----BEGIN [A-Z ]*PRIVATE KEY-----|"type":\s*"service_account"')
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
+    """(path, last key, value) of every leaf of a config value."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, path.rsplit(".", 1)[-1].split(":")[-1].split("[")[0], value
+
+
+def _plain_secrets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for item in _of(items, CONFIG):
+        value = item.inputs.get("value")
+        if value == MASK:
+            continue
+        key = item.name.split(":")[-1]
+        plain = [v for _, name, v in _leaves(value, item.name)
+                 if v is not None and v != MASK and not isinstance(v, bool)
+                 and (_SECRET_NAME.search(name) or _SECRET_NAME.search(key)
+                      or _SECRET_VALUE.search(str(v)))]
+        if plain:
+            yield Finding("plain-secret-config", f"config {item.name}",
+                          "a credential is stored as plain config",
+                          f"store it encrypted: pulumi config set --secret {item.name} "
+                          "(and remove the plain value)")
+
+
+def _grants(item: Item) -> list[str]:
+    """What a storage resource grants, as strings to look for public principals in."""
+    i = item.inputs
+    if item.type in BUCKET_IAM:
+        values = [i.get("member"), *(i.get("members") or [])]
+    elif item.type == BUCKET_IAM_POLICY:
+        values = [i.get("policyData")]  # a JSON IAM policy document
+    elif item.type in BUCKET_ACLS:
+        values = [i.get("entity"), i.get("predefinedAcl"), *(i.get("roleEntities") or [])]
+    elif item.type == BUCKET:
+        values = [i.get("predefinedAcl")]
+    else:
+        values = []
+    return [v for v in values if isinstance(v, str)]
+
+
+def _public_buckets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for item in items:
+        public = [g for g in _grants(item)
+                  if g in PUBLIC_ACLS or any(p in g for p in PUBLIC_PRINCIPALS)]
+        if public:
+            yield Finding("public-bucket", _where(item),
+                          f"a bucket or its objects can be public ({', '.join(public)})",
+                          "grant named principals only, and set publicAccessPrevention: "
+                          "enforced on the bucket")
+
+
 RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {
     "workload-identity": _workload_identity,
     "node-service-account": _node_service_account,
@@ -164,6 +281,9 @@ RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {
     "capacity-reservation": _capacity,
     "image-latest-tag": _image_latest,
     "required-labels": _required_labels,
+    "accelerator-auto-repair": _auto_repair,
+    "plain-secret-config": _plain_secrets,
+    "public-bucket": _public_buckets,
 }
 assert tuple(RULES) == POLICY_RULES
 
@@ -181,3 +301,28 @@ def check(cfg: StackConfig, items: Iterable[Item]) -> list[Finding]:
 
 def violations(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.waived_because is None]
+
+
+def config_items(config: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> list[Item]:
+    """The stack config (``namespace:key`` -> value) as items; secret values masked.
+
+    A value written ``{secure: ...}`` in a stack file, or listed in ``secret_keys`` (the
+    keys Pulumi marks secret), reads as ``MASK``.
+    """
+    secret = set(secret_keys)
+    out = []
+    for key, value in sorted(config.items()):
+        if key in secret or (isinstance(value, Mapping) and set(value) == {"secure"}):
+            value = MASK
+        out.append(Item(CONFIG, str(key), {"value": _mask_secure(value)}))
+    return out
+
+
+def _mask_secure(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        if set(value) == {"secure"}:
+            return MASK
+        return {k: _mask_secure(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_secure(v) for v in value]
+    return value

@@ -57,6 +57,9 @@ def desired_state(path: Path) -> dict[str, Any]:
     resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
                   "inputs": _mask(r.inputs)} for r in ev.resources]
     items = [policy.Item(r["type"], r["name"], r["inputs"]) for r in resources]
+    # Every key of the stack file (all namespaces) for the rules on config itself.
+    stack_config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
+    items += policy.config_items(stack_config)
     findings = policy.check(ev.config, items)
     return {
         "stack": harness.stack_name(path),

@@ -97,8 +97,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         cfg, stack, endpoint="", ca_certificate="", kubeconfig="", networks=pool_networks,
     ).to_dict()
     cluster_fields = exported["cluster"]
-    exported["cluster"] = pulumi.Output.all(gke.endpoint, gke.ca_certificate).apply(
-        lambda a: {**cluster_fields, "endpoint": a[0], "caCertificate": a[1]})
+    exported["cluster"] = pulumi.Output.all(gke.endpoint, gke.ca_certificate,
+                                            gke.dns_endpoint).apply(
+        lambda a: {**cluster_fields, "endpoint": a[0], "caCertificate": a[1],
+                   "dnsEndpoint": a[2]})
     exported["kubeconfig"] = gke.kubeconfig
     return {contract.OUTPUT_NAME: exported}
 

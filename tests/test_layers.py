@@ -13,7 +13,8 @@ from conftest import ROOT
 
 PURE = ["infra.catalog", "infra.config", "infra.contract", "infra.errors",
         "infra.nodepool_spec", "infra.network_spec", "infra.cluster_spec", "infra.kueue_spec",
-        "infra.image_cache_spec", "infra.addons_spec", "infra.images", "infra.pod_resources", "infra.services_spec",
+        "infra.image_cache_spec", "infra.addons_spec", "infra.images", "infra.pod_resources",
+        "infra.services_spec", "infra.policy",
         "submit.cli",
         "submit.render", "submit.spec", "submit.stack_outputs"]
 

@@ -211,6 +211,7 @@ def test_missing_reference_skips_with_a_reason(monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path) -> None:
     missing = tmp_path / "no-such-reference" / "crds"
     monkeypatch.setattr(schema, "CRD_DIR", missing)
+    monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception) as info:
         schema.validate(_flavor())
     assert str(info.value) == (
@@ -218,6 +219,16 @@ def test_missing_reference_skips_with_a_reason(monkeypatch: pytest.MonkeyPatch,
         "root); schema validation cannot run")
     with pytest.raises(pytest.skip.Exception):
         schema.require_reference()
+
+
+def test_a_missing_reference_fails_in_ci(monkeypatch: pytest.MonkeyPatch,
+                                         tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-reference" / "crds"
+    monkeypatch.setattr(schema, "CRD_DIR", missing)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="reference schemas not found at .* and "
+                       "CI=true"):
+        schema.validate(_flavor())
 
 
 def test_core_kinds_do_not_need_the_reference(monkeypatch: pytest.MonkeyPatch,

@@ -51,7 +51,13 @@ class GkeCluster(pulumi.ComponentResource):
         self.endpoint = self.cluster.endpoint
         self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate.apply(
             lambda ca: ca or "")
+        # The DNS name GKE gives the control plane (an output), when the stack enables it.
+        self.dns_endpoint: pulumi.Output[str | None] = (
+            self.cluster.control_plane_endpoints_config.apply(
+                lambda c: c.dns_endpoint_config.endpoint
+                if c and c.dns_endpoint_config else None)
+            if cfg.dns_endpoint else pulumi.Output.from_input(None))
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-            self.cluster.name, self.endpoint, self.ca_certificate,
-        ).apply(lambda a: spec.kubeconfig(a[0], a[1], a[2])))
+            self.cluster.name, self.endpoint, self.ca_certificate, self.dns_endpoint,
+        ).apply(lambda a: spec.kubeconfig(a[0], a[1], a[2], a[3])))
         self.register_outputs({"endpoint": self.endpoint, "kubeconfig": self.kubeconfig})

@@ -1,0 +1,229 @@
+"""The review workflow: linted by actionlint and zizmor, hardened, and its stack script.
+
+The linters run here as in the workflow's offline job, so a regression (an unpinned action,
+a template injection, a checkout that keeps its credentials) fails the suite, not just CI.
+A crafted bad workflow proves the linters do fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+WORKFLOW = ROOT / ".github" / "workflows" / "infra.yml"
+DEPENDABOT = ROOT / ".github" / "dependabot.yml"
+STACK_SCRIPT = ROOT / ".github" / "scripts" / "pulumi-stack.sh"
+SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+VERSION_COMMENT = re.compile(r"uses: (\S+) # v\d+\.\d+\.\d+$")
+
+
+def _tool(name: str) -> str:
+    """A linter from the dev extras, beside this interpreter; fail (never skip) if absent."""
+    here = Path(sys.executable).parent / name
+    found = str(here) if here.is_file() else shutil.which(name)
+    if not found:
+        pytest.fail(f"{name} is not installed: `pip install -e '.[dev]'` installs it")
+    return found
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+
+
+def _workflow() -> dict[Any, Any]:
+    doc: dict[Any, Any] = yaml.safe_load(WORKFLOW.read_text())
+    return doc
+
+
+def _steps() -> list[tuple[str, dict[str, Any]]]:
+    return [(job, step) for job, spec in _workflow()["jobs"].items() for step in spec["steps"]]
+
+
+# ----------------------------------------------------------------------------------
+# Linters
+
+
+def test_actionlint_passes() -> None:
+    res = _run([_tool("actionlint"), "-no-color"], ROOT)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_zizmor_passes_with_no_findings() -> None:
+    # --offline here: the online audits (impostor commits, known-vulnerable actions) need a
+    # GitHub token and run in the workflow's lint step.
+    res = _run([_tool("zizmor"), "--offline", "--format", "plain", ".github"], ROOT)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "No findings" in res.stdout + res.stderr
+
+
+BAD_WORKFLOW = """\
+on: pull_request_target
+jobs:
+  greet:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          ref: ${{ github.event.pull_request.head.sha }}
+      - run: echo "${{ github.event.pull_request.title }}"
+"""
+
+
+def test_the_linters_catch_a_bad_workflow(tmp_path: Path) -> None:
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "bad.yml").write_text(BAD_WORKFLOW)
+    res = _run([_tool("zizmor"), "--offline", "--format", "plain", ".github"], tmp_path)
+    assert res.returncode != 0
+    for audit in ("unpinned-uses", "template-injection", "artipacked", "dangerous-triggers"):
+        assert audit in res.stdout, res.stdout
+    res = _run([_tool("actionlint"), "-no-color", "-shellcheck=", str(wf / "bad.yml")], tmp_path)
+    assert res.returncode != 0
+    assert "github.event.pull_request.title" in res.stdout
+
+
+# ----------------------------------------------------------------------------------
+# Hardening, read from the workflow itself
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_version() -> None:
+    uses = [step["uses"] for _, step in _steps() if "uses" in step]
+    assert uses
+    for ref in uses:
+        assert SHA_PIN.match(ref), f"{ref}: pin a full commit SHA"
+    lines = [ln.strip() for ln in WORKFLOW.read_text().splitlines() if "uses:" in ln]
+    for line in lines:
+        assert VERSION_COMMENT.search(line.removeprefix("- ")), f"{line}: add '# vX.Y.Z'"
+
+
+def test_every_checkout_drops_its_credentials() -> None:
+    checkouts = [s for _, s in _steps() if str(s.get("uses", "")).startswith("actions/checkout@")]
+    assert len(checkouts) >= 5
+    for step in checkouts:
+        assert step["with"]["persist-credentials"] is False
+
+
+def test_permissions_are_least_per_job_with_a_reason() -> None:
+    wf = _workflow()
+    assert wf["permissions"] == {}
+    text = WORKFLOW.read_text()
+    for name, job in wf["jobs"].items():
+        perms = job["permissions"]
+        assert perms.get("contents") == "read", name
+        assert set(perms) <= {"contents", "id-token"}, f"{name}: {perms}"
+    # Every permission line says why.
+    for line in text.splitlines():
+        if re.match(r"\s+(contents|id-token): (read|write)", line):
+            assert "#" in line, line
+
+
+def test_secrets_live_in_environments_and_forks_get_none() -> None:
+    jobs = _workflow()["jobs"]
+    assert "environment" not in jobs["offline"]
+    assert "secrets." not in json.dumps(jobs["offline"])
+    assert jobs["preview"]["environment"] == "preview"
+    assert "head.repo.full_name == github.repository" in jobs["preview"]["if"]
+    assert jobs["plan"]["environment"] == "preview"
+    assert jobs["deploy"]["environment"].split()[0] == "production"
+    assert "plan" in jobs["deploy"]["needs"]
+    for name in ("preview", "plan", "deploy"):
+        assert "secrets.PULUMI_ACCESS_TOKEN" in json.dumps(jobs[name])
+
+
+def test_the_offline_job_runs_schema_tests_for_real_and_lints() -> None:
+    runs = "\n".join(s.get("run", "") for job, s in _steps() if job == "offline")
+    assert "tools/reference_crds.py fetch --dest ../shared/reference/crds" in runs
+    assert ".venv/bin/actionlint" in runs and ".venv/bin/zizmor" in runs
+    tests = [s for job, s in _steps() if job == "offline" and s.get("name") == "Tests"]
+    assert tests[0]["env"]["CI"] == "true"
+    assert "accelstack-preview --diff" in runs and "GITHUB_STEP_SUMMARY" in runs
+
+
+def test_the_deploy_applies_the_saved_plan() -> None:
+    jobs = _workflow()["jobs"]
+    plan_runs = [s.get("run", "") for s in jobs["plan"]["steps"]]
+    assert ".github/scripts/pulumi-stack.sh plan" in plan_runs
+    upload = [s for s in jobs["plan"]["steps"] if "upload-artifact" in s.get("uses", "")][0]
+    assert upload["with"]["path"] == "plan.json"
+    download = [s for s in jobs["deploy"]["steps"] if "download-artifact" in s.get("uses", "")]
+    assert download[0]["with"]["name"] == upload["with"]["name"]
+    assert ".github/scripts/pulumi-stack.sh up" in [s.get("run", "") for s in
+                                                     jobs["deploy"]["steps"]]
+
+
+def test_dependabot_updates_actions_and_pip() -> None:
+    doc = yaml.safe_load(DEPENDABOT.read_text())
+    assert doc["version"] == 2
+    assert {u["package-ecosystem"] for u in doc["updates"]} == {"github-actions", "pip"}
+
+
+# ----------------------------------------------------------------------------------
+# The stack script, against a fake `pulumi` that records its argv
+
+FAKE_PULUMI = """#!/bin/sh
+printf '%s\\n' "$*" >> "$CALLS"
+env | grep -E '^PULUMI_(BACKEND_URL|ACCESS_TOKEN|CONFIG_PASSPHRASE)=' | sort >> "$CALLS"
+echo "Previewing update (fake)"
+echo "  + gcp:container/cluster:Cluster cluster create"
+exit "${FAKE_RC:-0}"
+"""
+
+
+def _script(tmp_path: Path, cmd: str, **env: str) -> tuple[subprocess.CompletedProcess[str],
+                                                            list[str], str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "pulumi"
+    fake.write_text(FAKE_PULUMI)
+    fake.chmod(0o755)
+    calls, summary = tmp_path / "calls.txt", tmp_path / "summary.md"
+    full = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls),
+            "GITHUB_STEP_SUMMARY": str(summary), **env}
+    res = subprocess.run(["bash", str(STACK_SCRIPT), cmd], cwd=tmp_path, env=full,
+                         capture_output=True, text=True, timeout=30)
+    return res, calls.read_text().splitlines() if calls.exists() else [], (
+        summary.read_text() if summary.exists() else "")
+
+
+def test_plan_saves_an_update_plan_for_a_pulumi_cloud_stack(tmp_path: Path) -> None:
+    res, calls, summary = _script(tmp_path, "plan", STACK="v5p-reserved", PULUMI_ORG="acme",
+                                  PULUMI_BACKEND_URL="", PULUMI_ACCESS_TOKEN="pul-x")
+    assert res.returncode == 0, res.stderr
+    assert calls[0] == ("preview --stack acme/v5p-reserved --non-interactive --color never "
+                        "--refresh --diff --policy-pack infra/policy_pack --save-plan plan.json")
+    # An empty variable is unset, not passed as an empty backend URL.
+    assert calls[1:] == ["PULUMI_ACCESS_TOKEN=pul-x"]
+    assert summary.startswith("## pulumi plan: acme/v5p-reserved (exit 0)\n```diff\n")
+    assert "+ gcp:container/cluster:Cluster cluster create" in summary
+
+
+def test_up_is_constrained_to_the_plan_on_a_self_managed_backend(tmp_path: Path) -> None:
+    res, calls, _ = _script(tmp_path, "up", STACK="a3mega", PULUMI_BACKEND_URL="gs://state",
+                            PULUMI_CONFIG_PASSPHRASE="pw")
+    assert res.returncode == 0, res.stderr
+    assert calls[0] == ("up --stack a3mega --non-interactive --color never --refresh --diff "
+                        "--policy-pack infra/policy_pack --yes --plan plan.json")
+
+
+def test_a_failed_preview_still_reaches_the_summary_and_fails(tmp_path: Path) -> None:
+    res, _, summary = _script(tmp_path, "preview", STACK="a3mega", FAKE_RC="255")
+    assert res.returncode == 255
+    assert "(exit 255)" in summary
+
+
+def test_an_unknown_command_is_refused(tmp_path: Path) -> None:
+    res, calls, _ = _script(tmp_path, "destroy", STACK="a3mega")
+    assert res.returncode == 2 and calls == []
+    assert "unknown command 'destroy'" in res.stderr
