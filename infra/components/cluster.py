@@ -29,12 +29,19 @@ class GkeCluster(pulumi.ComponentResource):
                                    opts=child, **spec.role_binding_args(cfg, role, member))
             for role in spec.NODE_ROLES
         ]
+        args = spec.cluster_args(cfg, network=network, subnetwork=subnetwork,
+                                 service_account=account.email)
+        if "masterAuthorizedNetworks" in cfg.secret_keys and \
+                "master_authorized_networks_config" in args:
+            # Given as a Pulumi secret: the addresses stay secret in state and previews.
+            blocks = args["master_authorized_networks_config"]["cidr_blocks"]
+            args["master_authorized_networks_config"] = {
+                "cidr_blocks": pulumi.Output.secret(blocks)}
         self.cluster = gcp.container.Cluster(
             name,
             opts=pulumi.ResourceOptions(parent=self, depends_on=bindings,
                                         ignore_changes=["nodeConfig", "initialNodeCount"]),
-            **spec.cluster_args(cfg, network=network, subnetwork=subnetwork,
-                                service_account=account.email),
+            **args,
         )
         self.service_account_email = account.email
         self.endpoint = self.cluster.endpoint
