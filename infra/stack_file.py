@@ -176,7 +176,7 @@ class _Reader:
                               "namespace:key entries such as accelstack:project",
                               int(node.start_mark.column) + 1)
         if self.problems:
-            raise StackFileError(self.problems)
+            raise StackFileError(sorted(self.problems, key=_line_of_problem))
         return StackFile(self.where, stack, raw, dict(self.lines), frozenset(self.secret_keys),
                          config_line)
 
@@ -258,6 +258,11 @@ class _Reader:
             return hide(_WHOLE_STAND_INS[top])
         leaf = path.rsplit(".", 1)[-1]
         return SecretStr(_STAND_INS.get(leaf, "secret"))
+
+
+def _line_of_problem(problem: str) -> int:
+    m = re.match(r"^.*?:(\d+)(:\d+)?: ", problem)
+    return int(m.group(1)) if m else 0
 
 
 def _join(path: str, key: str) -> str:

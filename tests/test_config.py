@@ -735,7 +735,8 @@ def test_no_import_circle_in_infra() -> None:
         visit(m, ())
 
 
-@pytest.mark.parametrize("module", CONFIG_LAYERS)
+@pytest.mark.parametrize("module", CONFIG_LAYERS + ["infra.stack_file", "infra.secrets",
+                                                    "infra.machine_shapes"])
 def test_config_layers_do_not_load_pulumi(module: str) -> None:
     import subprocess
     import sys
