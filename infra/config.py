@@ -122,7 +122,8 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
                                subnets_needed((p.accelerator, p.zones[0]) for p in pools))
     if problem:
         problems.append(problem)
-    if not problems:
+    if not problems and cluster.network.create:
+        # Only the stack's own subnet has known ranges; an existing one is the user's.
         problems = address_problems(cluster.network, _node_demands(cluster.system_pool,
                                                                    len(cluster.zones), pools))
     if problems:

@@ -210,8 +210,8 @@ def test_bad_stack_file(tmp_path: Path, no_build: list[Any], text: str | bytes, 
     result, path = _run(tmp_path, text)
     assert result.exit_code == 2, result.output
     assert result.stdout == ""  # no desired state printed
-    assert "Traceback" not in result.output and result.exception is None or \
-        isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.stderr.splitlines()
     assert lines and all(ln.startswith(f"{path}:") for ln in lines), lines
     first = lines[0]

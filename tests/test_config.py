@@ -834,3 +834,12 @@ def test_stack_file_lines_and_secrets(tmp_path: Any) -> None:
     assert repr(sf.raw["masterAuthorizedNetworks"][0]["cidr"]) == "[secret]"
     assert (sf.line_of("slices[0].count"), sf.line_of("slices[0].capacity.mode"),
             sf.line_of("project")) == (6, 5, 1)
+
+
+def test_existing_subnet_ranges_are_not_checked(raw: dict[str, Any]) -> None:
+    # With network.create: false the subnet is the user's; its ranges are not in the stack.
+    raw["network"] = {"create": False, "name": "shared", "subnetwork": "shared-nodes",
+                      "podsCidr": "10.16.0.0/24"}
+    assert config.parse(raw).network.create is False
+    raw["network"]["create"] = True
+    assert problems(raw)[0].startswith("network.podsCidr: '10.16.0.0/24' holds 256 pod")
