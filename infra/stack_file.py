@@ -202,6 +202,12 @@ class _Reader:
         for key, (key_node, value_node) in self._pairs(node, "config").items():
             line = _line(key_node)
             ns, sep, name = key.partition(":")
+            if name.startswith("config:"):  # Pulumi's older <namespace>:config:<name> form
+                name = name[len("config:"):]
+            if sep and not name:
+                self.fail(line, f"{key}: names no key; write <namespace>:<name> such as "
+                          f"{NAMESPACE}:project")
+                continue
             if not sep:
                 hint = (f"did you mean {NAMESPACE}:{key}?" if key in TOP_LEVEL_KEYS else
                         f"did you mean {NAMESPACE}:{_closest(key, TOP_LEVEL_KEYS) or key}?")
