@@ -843,3 +843,12 @@ def test_existing_subnet_ranges_are_not_checked(raw: dict[str, Any]) -> None:
     assert config.parse(raw).network.create is False
     raw["network"]["create"] = True
     assert problems(raw)[0].startswith("network.podsCidr: '10.16.0.0/24' holds 256 pod")
+
+
+def test_every_gcp_resource_names_its_project() -> None:
+    # The README says gcp:project changes nothing accelstack declares: every GCP resource
+    # takes its project from accelstack:project.
+    for path in STACK_FILES:
+        ev = harness.evaluate_file(path)
+        gcp = [r for r in ev.resources if r.type.startswith("gcp:")]
+        assert gcp and all(r.inputs.get("project") == ev.config.project for r in gcp), path
