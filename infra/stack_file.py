@@ -41,6 +41,7 @@ NAMESPACE = "accelstack"
 # Namespaces Pulumi or the stack's providers read from a stack file: the gcp and kubernetes
 # providers' settings (such as gcp:project) and Pulumi's own (pulumi:tags).
 PROVIDER_NAMESPACES = ("gcp", "kubernetes", "pulumi")
+_MERGE = "tag:yaml.org,2002:merge"
 _STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[A-Za-z0-9][-A-Za-z0-9_.]*)\.yaml\Z")
 
 # Offline stand-ins for secret leaves, by key name: documentation values (RFC 5737) that
@@ -118,8 +119,10 @@ def load(path: str | Path, *, text: str | None = None) -> StackFile:
         raise StackFileError([_syntax_error(where, e)]) from None
     except yaml.YAMLError as e:  # not marked: reader errors such as control characters
         raise StackFileError([f"{where}: {e}"]) from None
-    reader = _Reader(where)
-    return reader.read(root, stack)
+    try:
+        return _Reader(where).read(root, stack)
+    except yaml.MarkedYAMLError as e:  # a value YAML cannot construct (an unknown !tag)
+        raise StackFileError([_syntax_error(where, e)]) from None
 
 
 def _syntax_error(where: str, e: yaml.MarkedYAMLError) -> str:
@@ -183,7 +186,16 @@ class _Reader:
     def _pairs(self, node: yaml.MappingNode, path: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
         """The mapping's entries by key; a key given twice is reported with both lines."""
         out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        merged: dict[str, tuple[yaml.Node, yaml.Node]] = {}
         for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:  # "<<: *anchor" takes the anchor's keys, then ours
+                sources = (value_node.value if isinstance(value_node, yaml.SequenceNode)
+                           else [value_node])
+                for source in sources:
+                    if isinstance(source, yaml.MappingNode):
+                        for k, v in self._pairs(source, path).items():
+                            merged.setdefault(k, v)
+                continue
             key = str(self._scalar(key_node)) if isinstance(key_node, yaml.ScalarNode) else "?"
             if key in out:
                 first = _line(out[key][0])
@@ -192,7 +204,7 @@ class _Reader:
                           "so merge them or remove one")
                 continue
             out[key] = (key_node, value_node)
-        return out
+        return {**{k: v for k, v in merged.items() if k not in out}, **out}
 
     def _scalar(self, node: yaml.ScalarNode) -> Any:
         return self._constructor.construct_object(node, deep=True)

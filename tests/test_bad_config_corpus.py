@@ -73,6 +73,8 @@ CASES: list[tuple[str, str | bytes, int | None, list[str]]] = [
     ("namespace-without-key", stack("  'accelstack:': 1"), 9,
      ["accelstack:: names no key; write <namespace>:<name> such as accelstack:project"]),
     ("two-documents", stack("---", "config: {}"), 9, ["expected a single document"]),
+    ("unknown-tag", stack("  accelstack:queues: !Ref other-stack"), 9,
+     [":9:22: could not determine a constructor for the tag '!Ref'"]),
     ("secret-not-supported", stack("  accelstack:labels:", "    team:",
                                    "      secure: v1:AAAACIPHERTEXT"), 11,
      ["labels.team: a Pulumi secret is not supported for this key",
@@ -261,6 +263,16 @@ def test_provider_namespaces_are_left_to_pulumi(tmp_path: Path) -> None:
     result, _ = _run(tmp_path, stack("  gcp:project: my-ml-project", "  pulumi:tags: {a: b}"),
                      "Pulumi.ok.yaml", "--quiet")
     assert result.exit_code == 0, result.output
+
+
+def test_yaml_anchors_and_merge_keys(tmp_path: Path) -> None:
+    text = stack("      labels: &l {team: a}",
+                 "    - {<<: {accelerator: v5litepod-4}, name: small, labels: {<<: *l, env: x}}")
+    result, _ = _run(tmp_path, text, "Pulumi.ok.yaml", "--quiet")
+    assert result.exit_code == 0, result.output
+    raw = harness.read_stack_file(tmp_path / "Pulumi.ok.yaml")
+    assert raw["slices"][1] == {"accelerator": "v5litepod-4", "name": "small",
+                                "labels": {"team": "a", "env": "x"}}
 
 
 def test_huge_counts_fail_at_once(tmp_path: Path, no_build: list[Any]) -> None:
