@@ -156,6 +156,7 @@ class _Reader:
         self.lines: dict[str, int] = {}
         self.secret_keys: set[str] = set()
         self._constructor = yaml.SafeLoader("")
+        self._open: set[int] = set()  # nodes being read: an alias may point back to one
 
     def fail(self, line: int, message: str, col: int | None = None) -> None:
         at = f"{line}:{col}" if col is not None else f"{line}"
@@ -192,9 +193,18 @@ class _Reader:
                 sources = (value_node.value if isinstance(value_node, yaml.SequenceNode)
                            else [value_node])
                 for source in sources:
-                    if isinstance(source, yaml.MappingNode):
-                        for k, v in self._pairs(source, path).items():
-                            merged.setdefault(k, v)
+                    if id(source) in self._open or source is node:
+                        self.fail(_line(key_node), f"{_join(path, '<<')}: merges a mapping "
+                                  "into itself; write the keys out")
+                    elif isinstance(source, yaml.MappingNode):
+                        added = id(node) not in self._open
+                        self._open.add(id(node))
+                        try:
+                            for k, v in self._pairs(source, path).items():
+                                merged.setdefault(k, v)
+                        finally:
+                            if added:
+                                self._open.discard(id(node))
                 continue
             key = str(self._scalar(key_node)) if isinstance(key_node, yaml.ScalarNode) else "?"
             if key in out:
@@ -238,6 +248,17 @@ class _Reader:
         return raw
 
     def _value(self, node: yaml.Node, path: str, top: str) -> Any:
+        if id(node) in self._open:
+            self.fail(_line(node), f"{path}: contains itself (a YAML alias to an enclosing "
+                      "anchor); write the value out")
+            return None
+        self._open.add(id(node))
+        try:
+            return self._node_value(node, path, top)
+        finally:
+            self._open.discard(id(node))
+
+    def _node_value(self, node: yaml.Node, path: str, top: str) -> Any:
         if isinstance(node, yaml.MappingNode):
             pairs = self._pairs(node, path)
             if list(pairs) == ["secure"]:

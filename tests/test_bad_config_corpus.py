@@ -75,6 +75,8 @@ CASES: list[tuple[str, str | bytes, int | None, list[str]]] = [
     ("two-documents", stack("---", "config: {}"), 9, ["expected a single document"]),
     ("unknown-tag", stack("  accelstack:queues: !Ref other-stack"), 9,
      [":9:22: could not determine a constructor for the tag '!Ref'"]),
+    ("recursive-alias", stack("  accelstack:labels: &a [*a]"), 9,
+     ["labels[0]: contains itself (a YAML alias to an enclosing anchor)"]),
     ("secret-not-supported", stack("  accelstack:labels:", "    team:",
                                    "      secure: v1:AAAACIPHERTEXT"), 11,
      ["labels.team: a Pulumi secret is not supported for this key",
