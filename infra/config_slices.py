@@ -31,7 +31,8 @@ SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", 
 
 # Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
 # system pods; xpk creates TPU node pools with --max-pods-per-node 15
-# (AI-Hypercomputer/xpk, src/xpk/core/nodepool.py). GPU VMs may run a pod per GPU (8)
+# (AI-Hypercomputer/xpk, src/xpk/core/nodepool.py), and so does the TPU Provisioner
+# (GoogleCloudPlatform/ai-on-gke, tpu-provisioner/internal/cloud/gke.go: maxPodsPerNode). GPU VMs may run a pod per GPU (8)
 # beside GKE's GPU daemons (device plugin, driver installer, NCCL plugin installers), so
 # they get 32. Each node reserves a pods range of at least twice its max pods, so 15
 # takes a /27 instead of the /24 of GKE's default 110. CPU pools keep GKE's default.
