@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from infra.config_slices import SlicePool
 from infra.errors import did_you_mean, one_of, show
@@ -92,7 +92,8 @@ def parse_addons(r: Reader, value: Any) -> Addons:
     return Addons(versions[0], versions[1])
 
 
-def _quota_map(r: Reader, value: Any, path: str, pools: Mapping[str, int]) -> dict[str, int]:
+def _quota_map(r: Reader, value: Any, path: str, pools: Mapping[str, int],
+               unresolved: Collection[str] = ()) -> dict[str, int]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -101,6 +102,8 @@ def _quota_map(r: Reader, value: Any, path: str, pools: Mapping[str, int]) -> di
     out = {}
     for name, amount in value.items():
         where = f"{path}.{name}"
+        if name in unresolved and name not in pools:
+            continue  # the pool's own error is reported; do not repeat it here
         if name not in pools:
             r.fail(where, f"names no slice pool of this stack{did_you_mean(str(name), pools)} "
                    f"(pools: {one_of(pools) or 'none'})")
@@ -115,7 +118,8 @@ def _quota_map(r: Reader, value: Any, path: str, pools: Mapping[str, int]) -> di
     return out
 
 
-def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool]) -> Queues:
+def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool],
+                 unresolved: Collection[str] = ()) -> Queues:
     path = "queues"
     raw = r.obj(value, path, QUEUE_KEYS)
     namespace = _name(r, raw, "namespace", path, "training")
@@ -165,8 +169,9 @@ def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool]) -> Que
             r.fail(f"{tpath}.namespace", f"{show(ns)} already holds another queue's LocalQueue;"
                    " give each team its own namespace")
         used.add(ns)
-        quota = _quota_map(r, t.get("quota"), f"{tpath}.quota", pools)
-        borrow = (_quota_map(r, t["borrowingLimit"], f"{tpath}.borrowingLimit", pools)
+        quota = _quota_map(r, t.get("quota"), f"{tpath}.quota", pools, unresolved)
+        borrow = (_quota_map(r, t["borrowingLimit"], f"{tpath}.borrowingLimit", pools,
+                             unresolved)
                   if "borrowingLimit" in t else None)
         teams.append(Team(name, ns, quota, borrow))
     for pool_name, total in pools.items():
@@ -178,8 +183,8 @@ def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool]) -> Que
     return Queues(namespace, local, cluster, cohort, tas, cpu_quota, tuple(teams))
 
 
-def parse_image_cache(r: Reader, value: Any, slice_pools: Sequence[SlicePool]
-                      ) -> tuple[CachedImage, ...]:
+def parse_image_cache(r: Reader, value: Any, slice_pools: Sequence[SlicePool],
+                      unresolved: Collection[str] = ()) -> tuple[CachedImage, ...]:
     path = "imageCache"
     if value is None:
         return ()
@@ -209,6 +214,8 @@ def parse_image_cache(r: Reader, value: Any, slice_pools: Sequence[SlicePool]
                    "a name")
         pools = r.get(raw, "slicePools", ipath, list, default=list(accel_pools))
         for j, p in enumerate(pools):
+            if p in unresolved and p not in accel_pools:
+                continue  # the pool's own error is reported; do not repeat it here
             if p not in accel_pools:
                 r.fail(f"{ipath}.slicePools[{j}]", f"{show(p)} is not an accelerator slice pool "
                        f"of this stack{did_you_mean(str(p), accel_pools)} "

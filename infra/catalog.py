@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterator
 
+from infra import machine_shapes
+
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 GPU_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -514,7 +516,7 @@ def _cpu_entry(name: str) -> Accelerator | None:
     if not m or f"{m.group('series')}-{m.group('shape')}" not in CPU_GB_PER_VCPU:
         return None
     vcpus, vms = int(m.group("vcpus")), int(m.group("vms"))
-    if vcpus < 1 or vms < 1:
+    if vcpus < 1 or vms < 1 or not machine_shapes.exists(m.group("machine")):
         return None
     return Accelerator(
         name=name,
@@ -609,6 +611,12 @@ def _unknown(original: str, key: str) -> UnknownAccelerator:
             same = [n for n in gpu_names if n.startswith(m.name_prefix + "-")]
             return UnknownAccelerator(original, f"'{original}' is not {_article(m.display)} {m.display} machine",
                                       _closest(key, same))
+    cpu = _CPU_RE.match(key)
+    if cpu and any(k.split("-")[0] == cpu.group("series") for k in CPU_GB_PER_VCPU):
+        # A CPU pool of a known series whose shape or size does not exist (n2-standard-30-4).
+        machine = cpu.group("machine")
+        reason = machine_shapes.problem(machine) or f"{machine!r} is not a machine type"
+        return UnknownAccelerator(original, f"'{original}' is not a CPU pool: {reason}", [])
     everything = list(_tpu_table()[1]) + gpu_names + list(CPU_EXAMPLES)
     return UnknownAccelerator(original, f"'{original}' is not a known accelerator",
                               _closest(key, everything))

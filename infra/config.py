@@ -20,20 +20,23 @@ keeps working. It does not import pulumi; ``infra.program`` hands it the raw con
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from infra import addons_config
 from infra.addons_config import Addons, CachedImage, Queues
 from infra.config_cluster import (NAP_KEYS, POLICY_RULES, RELEASE_CHANNELS, SYSTEM_POOL_KEYS,
                                   AuthorizedNetwork, AutoProvisioning, MaintenanceWindow,
                                   Policy, SystemPool, parse_cluster, parse_policy)
-from infra.config_network import NETWORK_KEYS, Network, gpu_cidr_problem, subnets_needed
+from infra.config_fields import DEFAULT_PODS_PER_NODE, MAX_NODES_PER_CLUSTER
+from infra.config_network import (NETWORK_KEYS, Network, address_problems, gpu_cidr_problem,
+                                  subnets_needed)
 from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
                                  SlicePool, parse_slices)
 from infra.errors import ConfigError
 from infra.reader import Reader
+from infra.secrets import SECRET_KEYS
 
 __all__ = [
     "CAPACITY_KEYS", "CAPACITY_MODES", "DISK_TYPES", "GPU_DRIVER_VERSIONS", "MAX_RUN_SECONDS",
@@ -68,6 +71,7 @@ class StackConfig:
     image_cache: tuple[CachedImage, ...] = ()
     policy: Policy = Policy()
     dns_endpoint: bool = False
+    secret_keys: frozenset[str] = frozenset()  # top-level keys given as Pulumi secrets
 
     @property
     def location(self) -> str:
@@ -87,19 +91,25 @@ TOP_LEVEL_KEYS = (
 )
 
 
-def parse(raw: Mapping[str, Any]) -> StackConfig:
-    """Parse the stack's config (keys without the ``accelstack:`` prefix).
+def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackConfig:
+    """Parse the stack's config (keys without the ``accelstack:`` prefix); ``secret_keys``
+    names the keys Pulumi holds as secrets.
 
     Raises ConfigError listing every problem found; returns a fully checked config.
     """
     r = Reader()
     top = r.obj(raw, "", TOP_LEVEL_KEYS)
+    for key in sorted(secret_keys):
+        if key not in SECRET_KEYS:
+            r.fail(key, f"a Pulumi secret is not supported for this key (secrets are "
+                   f"supported for: {', '.join(SECRET_KEYS)}); its value appears in resource "
+                   "names, labels or the outputs, so keep it in plain text")
     cluster = parse_cluster(r, top)
     slices_raw = r.get(top, "slices", "", list, default=[])
-    pools = parse_slices(r, slices_raw, cluster.zones, cluster.gke_version)
+    pools, unresolved = parse_slices(r, slices_raw, cluster.zones, cluster.gke_version)
     addons = addons_config.parse_addons(r, top.get("addons"))
-    queues = addons_config.parse_queues(r, top.get("queues"), pools)
-    image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools)
+    queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved)
+    image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools, unresolved)
     policy = parse_policy(r, top.get("policy"))
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
@@ -108,10 +118,17 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
     if r.problems:
         raise ConfigError(r.problems)
     assert cluster.project and cluster.region and cluster.cluster_name
+    problems = _capacity_problems(cluster.system_pool, len(cluster.zones), pools)
     problem = gpu_cidr_problem(cluster.network,
                                subnets_needed((p.accelerator, p.zones[0]) for p in pools))
     if problem:
-        raise ConfigError([problem])
+        problems.append(problem)
+    if not problems and cluster.network.create:
+        # Only the stack's own subnet has known ranges; an existing one is the user's.
+        problems = address_problems(cluster.network, _node_demands(cluster.system_pool,
+                                                                   len(cluster.zones), pools))
+    if problems:
+        raise ConfigError(problems)
     return StackConfig(
         project=cluster.project, region=cluster.region, zones=cluster.zones,
         cluster_name=cluster.cluster_name, network=cluster.network,
@@ -122,4 +139,26 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
         system_pool=cluster.system_pool, slices=tuple(pools),
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
         image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
+        secret_keys=frozenset(secret_keys),
     )
+
+
+def _node_demands(system: SystemPool, zones: int, pools: list[SlicePool]
+                  ) -> list[tuple[str, int, int]]:
+    """(what, nodes at full size, max pods per node) for every node the stack declares.
+    Node auto-provisioning creates no nodes up front and is limited by chips, not nodes,
+    so its nodes are not counted."""
+    out = [("system pool", system.max_nodes * zones,
+            system.max_pods_per_node or DEFAULT_PODS_PER_NODE)]
+    out += [(f"{p.name}", p.nodes, p.max_pods_per_node or DEFAULT_PODS_PER_NODE)
+            for p in pools]
+    return out
+
+
+def _capacity_problems(system: SystemPool, zones: int, pools: list[SlicePool]) -> list[str]:
+    total = sum(n for _, n, _ in _node_demands(system, zones, pools))
+    if total > MAX_NODES_PER_CLUSTER:
+        return [f"slices: the stack declares {total:,} nodes at full size (system pool and "
+                f"slice pools); GKE allows at most {MAX_NODES_PER_CLUSTER:,} nodes in a "
+                "cluster"]
+    return []

@@ -13,14 +13,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from infra import catalog
-from infra.config_fields import LABEL_KEY, check_gke_name, parse_labels
+from infra import catalog, machine_shapes
+from infra.config_fields import (LABEL_KEY, MAX_NODES_PER_POOL_ZONE, check_gke_name,
+                                 check_max_pods, parse_labels)
 from infra.config_network import Network, parse_network
 from infra.errors import did_you_mean, one_of, show
 from infra.reader import Reader
 
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
-SYSTEM_POOL_KEYS = ("machineType", "minNodes", "maxNodes", "diskSizeGb")
+SYSTEM_POOL_KEYS = ("machineType", "minNodes", "maxNodes", "diskSizeGb", "maxPodsPerNode")
 NAP_KEYS = ("cpu", "memoryGb", "accelerators")
 POLICY_RULES = ("workload-identity", "node-service-account", "shielded-nodes",
                 "authorized-networks", "deletion-protection", "capacity-reservation",
@@ -51,8 +52,9 @@ class MaintenanceWindow:
 class SystemPool:
     machine_type: str
     min_nodes: int
-    max_nodes: int
+    max_nodes: int  # per zone
     disk_size_gb: int
+    max_pods_per_node: int | None = None  # None: GKE's default (110)
 
 
 @dataclass(frozen=True)
@@ -211,8 +213,13 @@ def _system_pool(r: Reader, value: Any) -> SystemPool:
     r.check(lo >= 1, f"{path}.minNodes", f"{lo} is below 1; the system pool runs kube-system,"
             " Kueue and JobSet controllers and must keep a node")
     r.check(hi >= lo, f"{path}.maxNodes", f"{hi} is below minNodes ({lo})")
+    r.check(hi <= MAX_NODES_PER_POOL_ZONE, f"{path}.maxNodes", f"{hi} is above GKE's "
+            f"{MAX_NODES_PER_POOL_ZONE:,} nodes per node pool per zone")
     r.check(disk >= 10, f"{path}.diskSizeGb", f"{disk} is below GKE's 10 GB minimum")
-    return SystemPool(machine, lo, hi, disk)
+    problem = machine_shapes.problem(machine)
+    if problem:
+        r.fail(f"{path}.machineType", problem)
+    return SystemPool(machine, lo, hi, disk, check_max_pods(r, raw, path))
 
 
 def _auto_provisioning(r: Reader, value: Any) -> AutoProvisioning | None:

@@ -43,3 +43,29 @@ def parse_labels(r: Reader, value: Any, path: str) -> dict[str, str]:
         else:
             out[str(k)] = v
     return out
+
+
+# GKE's limits on node counts (https://cloud.google.com/kubernetes-engine/quotas, "Limits
+# per cluster"): 1,000 nodes per node pool per zone, and 15,000 nodes per Standard
+# cluster. GKE 1.31+ lifts the cluster limit to 65,000 nodes only for clusters that do not
+# use the cluster autoscaler or multi-networking
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/planning-large-clusters);
+# every accelstack cluster autoscales its system pool, so 15,000 applies.
+MAX_NODES_PER_POOL_ZONE = 1000
+MAX_NODES_PER_CLUSTER = 15000
+
+# Pods per node on GKE Standard: 8 to 110 (the quotas page above; the flexible pod CIDR
+# page, https://cloud.google.com/kubernetes-engine/docs/how-to/flexible-pod-cidr, gives
+# the per-node ranges). 110 is GKE's default.
+MIN_PODS_PER_NODE = 8
+MAX_PODS_PER_NODE = 110
+DEFAULT_PODS_PER_NODE = 110
+
+
+def check_max_pods(r: Reader, raw: Mapping[str, Any], path: str) -> int | None:
+    value = r.get(raw, "maxPodsPerNode", path, int)
+    if value is not None and not MIN_PODS_PER_NODE <= value <= MAX_PODS_PER_NODE:
+        r.fail(f"{path}.maxPodsPerNode", f"{value} is outside {MIN_PODS_PER_NODE}-"
+               f"{MAX_PODS_PER_NODE} (GKE Standard runs 8 to 110 pods per node)")
+        return None
+    return int(value) if value is not None else None

@@ -128,3 +128,47 @@ def parse_network(r: Reader, value: Any, cluster: str) -> Network:
         services_range_name=r.get(raw, "servicesRangeName", path, str, default="services"),
         master_cidr=master, mtu=mtu, gpu_cidr=gpu,
     )
+
+
+# GCP keeps four addresses of every subnet's primary range (network, gateway, the
+# second-to-last and broadcast addresses): https://cloud.google.com/vpc/docs/subnets
+RESERVED_PER_SUBNET = 4
+
+
+def pods_range_size(max_pods: int) -> int:
+    """Pod addresses GKE reserves for one node: the smallest power of two at least twice
+    its max pods (8 pods: /28, 15: /27, 32: /26, 110: /24), per GKE's "Configure maximum
+    Pods per node" (https://cloud.google.com/kubernetes-engine/docs/how-to/flexible-pod-cidr)."""
+    size = 1
+    while size < 2 * max_pods:
+        size *= 2
+    return size
+
+
+def _prefix_for(addresses: int) -> int:
+    bits = max(0, addresses - 1).bit_length()
+    return 32 - bits
+
+
+def address_problems(network: Network, demands: Iterable[tuple[str, int, int]]) -> list[str]:
+    """Whether the node subnet and the pods range hold every node. ``demands`` lists
+    (what, nodes, max pods per node); a problem says how large the range must be."""
+    demands = [d for d in demands if d[1] > 0]
+    problems = []
+    nodes = sum(n for _, n, _ in demands)
+    subnet = ipaddress.ip_network(network.nodes_cidr)
+    if nodes > subnet.num_addresses - RESERVED_PER_SUBNET:
+        problems.append(
+            f"network.nodesCidr: {show(network.nodes_cidr)} holds "
+            f"{subnet.num_addresses - RESERVED_PER_SUBNET:,} node addresses; the stack declares "
+            f"{nodes:,} nodes; use a /{_prefix_for(nodes + RESERVED_PER_SUBNET)} or larger")
+    need = sum(n * pods_range_size(p) for _, n, p in demands)
+    pods = ipaddress.ip_network(network.pods_cidr)
+    if need > pods.num_addresses:
+        parts = ", ".join(f"{what}: {n:,} x /{_prefix_for(pods_range_size(p))}"
+                          for what, n, p in demands)
+        problems.append(
+            f"network.podsCidr: {show(network.pods_cidr)} holds {pods.num_addresses:,} pod "
+            f"addresses; the stack's nodes reserve {need:,} ({parts}); use a "
+            f"/{_prefix_for(need)} or larger, or lower maxPodsPerNode")
+    return problems

@@ -15,7 +15,8 @@ from typing import Any, Mapping, Sequence
 
 from infra import catalog
 from infra.catalog import Accelerator
-from infra.config_fields import GKE_NAME, check_gke_name, parse_labels
+from infra.config_fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
+                                 check_gke_name, check_max_pods, parse_labels)
 from infra.errors import did_you_mean, one_of, show
 from infra.reader import Reader
 
@@ -25,7 +26,17 @@ PLACEMENTS = ("auto", "compact", "none")
 DISK_TYPES = ("pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced")
 MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
-              "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk")
+              "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
+              "maxPodsPerNode")
+
+# Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
+# system pods; xpk creates TPU node pools with --max-pods-per-node 15
+# (AI-Hypercomputer/xpk, src/xpk/core/nodepool.py), and so does the TPU Provisioner
+# (GoogleCloudPlatform/ai-on-gke, tpu-provisioner/internal/cloud/gke.go: maxPodsPerNode). GPU VMs may run a pod per GPU (8)
+# beside GKE's GPU daemons (device plugin, driver installer, NCCL plugin installers), so
+# they get 32. Each node reserves a pods range of at least twice its max pods, so 15
+# takes a /27 instead of the /24 of GKE's default 110. CPU pools keep GKE's default.
+DEFAULT_MAX_PODS = {"tpu": 15, "gpu": 32}
 CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration")
 
 # GKE minimum versions stated in its docs, checked when a stack pins a version.
@@ -73,10 +84,16 @@ class SlicePool:
     gpu_driver_version: str
     labels: Mapping[str, str] = field(default_factory=dict)
     secondary_boot_disk: str | None = None  # disk image with pre-loaded container images
+    max_pods_per_node: int | None = None  # None: GKE's default (110)
 
     @property
     def chips(self) -> int:
         return self.count * self.accelerator.chips
+
+    @property
+    def nodes(self) -> int:
+        """Nodes of the pool at full size."""
+        return self.count * self.accelerator.vms_per_slice
 
     @property
     def one_pool_per_slice(self) -> bool:
@@ -90,26 +107,42 @@ class SlicePool:
 
 
 def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
-                 version: str | None) -> list[SlicePool]:
-    """The pools of ``slices``; every node pool name they make is unique and not 'system'."""
+                 version: str | None) -> tuple[list[SlicePool], set[str]]:
+    """The pools of ``slices``, and the names of entries that did not parse (so that the
+    queues and the image cache do not report their references to them a second time).
+    Every pool name, and every node pool name they make, is unique and not 'system'."""
     pools: list[SlicePool] = []
+    unresolved: set[str] = set()
     seen: dict[str, int] = {}
+    names: dict[str, int] = {}
     for i, item in enumerate(items):
         pool = _slice(r, item, f"slices[{i}]", list(zones), version)
         if pool is None:
+            if isinstance(item, Mapping):
+                name = item.get("name", item.get("accelerator"))
+                if isinstance(name, str):
+                    unresolved.add(name)
             continue
         pools.append(pool)
+        clash = False
         for np_name in pool.node_pool_names():
             if np_name == "system":
                 r.fail(f"slices[{i}].name", "'system' is the name of the stack's system node "
                        "pool; give the slice pool another name")
+                clash = True
                 break
             if np_name in seen:
                 r.fail(f"slices[{i}].name", f"node pool name {show(np_name)} is already used"
                        f" by slices[{seen[np_name]}]; give each pool its own name")
+                clash = True
                 break
             seen[np_name] = i
-    return pools
+        if not clash and pool.name in names:
+            r.fail(f"slices[{i}].name", f"{show(pool.name)} is already the name of "
+                   f"slices[{names[pool.name]}]; give each pool its own name (queues and the "
+                   "image cache refer to pools by name)")
+        names.setdefault(pool.name, i)
+    return pools, unresolved
 
 
 def _duration_seconds(r: Reader, value: Any, path: str) -> int | None:
@@ -224,6 +257,24 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     if accel is None or capacity is None or name is None or len(r.problems) > before:
         return None
 
+    # GKE's node limits, checked before anything iterates over the slices.
+    nodes = count * accel.vms_per_slice
+    if nodes > MAX_NODES_PER_CLUSTER:
+        r.fail(f"{path}.count", f"{count} x {accel.name} ({accel.vms_per_slice} VMs each) is "
+               f"{nodes:,} nodes; GKE allows at most {MAX_NODES_PER_CLUSTER:,} nodes in a "
+               "cluster")
+        return None
+    if not (accel.kind == "tpu" and accel.multi_host):
+        per_zone = MAX_NODES_PER_POOL_ZONE * max(1, len(pool_zones))
+        if nodes > per_zone:
+            r.fail(f"{path}.count", f"{count} x {accel.name} is {nodes:,} VMs in one node pool "
+                   f"over {len(pool_zones)} zone(s); GKE allows at most "
+                   f"{MAX_NODES_PER_POOL_ZONE:,} nodes per node pool per zone")
+            return None
+    max_pods = check_max_pods(r, raw, path)
+    if max_pods is None and "maxPodsPerNode" not in raw:
+        max_pods = DEFAULT_MAX_PODS.get(accel.kind)
+
     suffix_len = len(f"-{count - 1}") if accel.kind == "tpu" and accel.multi_host else 0
     check_gke_name(r, f"{path}.name", name, limit=40 - suffix_len)
     if accel.kind != "gpu" and "gpuDriverVersion" in raw:
@@ -286,6 +337,7 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
         name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
         placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
         gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
+        max_pods_per_node=max_pods,
     )
 
 

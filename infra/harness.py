@@ -13,13 +13,12 @@ import base64
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks as _mocks
 
-from infra import program
+from infra import program, stack_file
 from infra.config import StackConfig
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
@@ -139,9 +138,11 @@ class _Monitor(_mocks.MockMonitor):
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
 
 
-def evaluate(raw: Mapping[str, Any], stack: str = "dev") -> Evaluation:
+def evaluate(raw: Mapping[str, Any], stack: str = "dev", secret_keys: Collection[str] = (),
+             locate: Callable[[str], str] | None = None) -> Evaluation:
     """Parse ``raw`` (config keys without the namespace) and run the program under mocks."""
-    cfg = program.load_config(raw)  # a bad config stops here, before any resource
+    # A bad config stops here, before any resource.
+    cfg = program.load_config(raw, secret_keys, locate)
     mocks = _Mocks()
     monitor = _Monitor(mocks)
     # Each evaluation gets its own root stack resource (named after this stack).
@@ -190,26 +191,19 @@ def evaluate(raw: Mapping[str, Any], stack: str = "dev") -> Evaluation:
 
 
 def read_stack_file(path: str | Path) -> dict[str, Any]:
-    """The ``accelstack:*`` keys of a ``Pulumi.<stack>.yaml`` file, namespace removed."""
-    data = yaml.safe_load(Path(path).read_text()) or {}
-    cfg = data.get("config") or {}
-    out = {}
-    for key, value in cfg.items():
-        ns, _, name = str(key).partition(":")
-        if ns == program.NAMESPACE and name:
-            out[name] = value
-    return out
+    """The ``accelstack:*`` keys of a ``Pulumi.<stack>.yaml`` file, namespace removed.
+    Raises ``stack_file.StackFileError`` for a file that does not load (see there)."""
+    return stack_file.load(path).raw
 
 
 def stack_name(path: str | Path) -> str:
-    name = Path(path).name
-    if not (name.startswith("Pulumi.") and name.endswith(".yaml")):
-        raise ValueError(f"{path}: a stack file is named Pulumi.<stack>.yaml")
-    return name[len("Pulumi."):-len(".yaml")]
+    return stack_file.stack_name(path)
 
 
 def evaluate_file(path: str | Path) -> Evaluation:
-    return evaluate(read_stack_file(path), stack_name(path))
+    """Evaluate a stack file; config errors name ``FILE:LINE``."""
+    sf = stack_file.load(path)
+    return evaluate(sf.raw, sf.stack, sf.secret_keys, sf.locate)
 
 
 def plain_outputs(ev: Evaluation, reveal: bool = False) -> dict[str, Any]:

@@ -260,6 +260,9 @@ def slice_node_pool_args(
             args["placement_policy"] = {"type": "COMPACT"}
     if mode == "queued":
         args["queued_provisioning"] = {"enabled": True}
+    if pool.max_pods_per_node is not None:
+        # Each node reserves a pods range of twice this, rounded up to a power of two.
+        args["max_pods_per_node"] = pool.max_pods_per_node
     if additional_networks:
         args["network_config"] = {"additional_node_network_configs": additional_networks}
     return args
@@ -268,7 +271,7 @@ def slice_node_pool_args(
 def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
                           service_account: Any) -> dict[str, Any]:
     """The CPU pool for kube-system, Kueue, JobSet and other controllers."""
-    return {
+    args: dict[str, Any] = {
         "name": "system",
         "cluster": cluster,
         "project": cfg.project,
@@ -282,4 +285,7 @@ def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
         "node_config": _base_node_config(cfg, pool.machine_type, pool.disk_size_gb,
                                          "pd-balanced", service_account, {POOL_LABEL: "system"}),
     }
+    if pool.max_pods_per_node is not None:
+        args["max_pods_per_node"] = pool.max_pods_per_node
+    return args
 

@@ -115,7 +115,9 @@ def _shielded_nodes(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
 def _authorized_networks(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
     for c in _of(items, CLUSTER):
         private = c.inputs.get("privateClusterConfig") or {}
-        blocks = (c.inputs.get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks") or []
+        networks = c.inputs.get("masterAuthorizedNetworksConfig") or {}
+        # Given as a Pulumi secret, the whole block is masked: present, not readable.
+        blocks = networks.get("cidrBlocks") if isinstance(networks, dict) else networks
         if not private.get("enablePrivateEndpoint") and not blocks:
             yield Finding("authorized-networks", _where(c),
                           "the control plane has a public endpoint open to every address",

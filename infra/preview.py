@@ -44,6 +44,20 @@ def _mask(value: Any) -> Any:
     return value
 
 
+class BadStack(click.ClickException):
+    """Invalid stack files: one line per problem on stderr, exit 2 (bad input)."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+    def show(self, file: Any = None) -> None:
+        for line in self.problems:
+            click.echo(line, err=True)
+
+
 SNAPSHOTS_DIR = Path("snapshots")
 EXIT_CHANGED = 1
 EXIT_POLICY = 3
@@ -151,10 +165,12 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
 
-    Exit codes: 0 done; 1 a snapshot differs (--check-snapshots) or a config is invalid;
-    2 usage; 3 a policy rule is violated and not waived (--policy).
+    Exit codes: 0 done; 1 a snapshot differs (--check-snapshots); 2 usage, or a stack file
+    or its config is invalid (one line per problem, FILE:LINE: ...; nothing is written);
+    3 a policy rule is violated and not waived (--policy).
     """
     from infra.program import StackConfigError
+    from infra.stack_file import StackFileError
 
     paths = [_stack_path(s) for s in stacks] or sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
     if not paths:
@@ -166,11 +182,14 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         if not path.is_file():
             raise click.BadParameter(f"{path}: no such stack file", param_hint="'STACK'")
     docs = []
+    problems: list[str] = []
     for path in paths:
         try:
             docs.append(desired_state(path))
-        except StackConfigError as e:
-            raise click.ClickException(f"{path}: {e}") from None
+        except (StackConfigError, StackFileError) as e:
+            problems += e.problems
+    if problems:
+        raise BadStack(problems)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
     if not quiet:
         click.echo("---\n".join(dump(d) for d in docs), nl=False)

@@ -7,9 +7,11 @@ preview call under the SDK's mock engine, so both exercise the same code.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Callable, Collection, Mapping
 
 import pulumi
+import yaml
 
 from infra import config as config_mod
 from infra import contract, exports
@@ -21,27 +23,55 @@ from infra.components.services import ProjectServices
 from infra.config import StackConfig
 from infra.errors import ConfigError
 from infra.network_spec import group_for, gpu_network_groups
-
-NAMESPACE = "accelstack"
+from infra.secrets import hide
+from infra.stack_file import NAMESPACE, StackFileError
+from infra.stack_file import load as load_stack_file
 
 
 class StackConfigError(pulumi.RunError):
-    """A bad stack config; pulumi prints the message without a traceback."""
+    """A bad stack config; pulumi prints the message without a traceback. ``problems``
+    holds one line per problem (``FILE:LINE: key.path: ...`` when the file is known)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]
 
 
-def raw_config() -> dict[str, Any]:
-    """Every ``accelstack:*`` key of the running stack, structured values decoded."""
+def raw_config() -> tuple[dict[str, Any], set[str]]:
+    """Every ``accelstack:*`` key of the running stack, structured values decoded, and
+    the keys Pulumi holds as secrets (their strings come back as SecretStr)."""
     from pulumi.runtime import config as rc
 
     merged: dict[str, Any] = dict(rc.get_config_env())
     merged.update(rc.CONFIG.get())
+    secret = set(rc.get_config_secret_keys_env())
     out: dict[str, Any] = {}
+    secret_keys: set[str] = set()
     for key, value in merged.items():
         ns, _, name = key.partition(":")
         if ns != NAMESPACE or not name:
             continue
         out[name] = _decode(value)
-    return out
+        if key in secret or rc.is_config_secret(key):
+            secret_keys.add(name)
+            out[name] = hide(out[name])
+    return out, secret_keys
+
+
+def stack_file_locator(stack: str, root: str | Path | None = None
+                       ) -> Callable[[str], str] | None:
+    """Where the running stack's config came from, to point errors at a line: the
+    ``Pulumi.<stack>.yaml`` in the project's ``stackConfigDir`` (Pulumi.yaml). None when
+    the file is not there (config from ESC environments or --config) or does not load."""
+    base = Path(root or pulumi.get_root_directory() or Path(__file__).resolve().parents[1])
+    try:
+        project = yaml.safe_load((base / "Pulumi.yaml").read_text()) or {}
+        config_dir = str(project.get("stackConfigDir") or ".")
+        relative = Path(config_dir) / f"Pulumi.{stack}.yaml"
+        text = (base / relative).read_text(encoding="utf-8")
+        return load_stack_file(relative, text=text).locate
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError, StackFileError):
+        return None
 
 
 def _decode(value: Any) -> Any:
@@ -53,13 +83,18 @@ def _decode(value: Any) -> Any:
         return value
 
 
-def load_config(raw: Mapping[str, Any]) -> StackConfig:
+def load_config(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
+                locate: Callable[[str], str] | None = None) -> StackConfig:
+    """Parse ``raw``; a bad config raises StackConfigError with one line per problem,
+    each prefixed by ``locate`` (``FILE:LINE: ``) when the stack file is known."""
     try:
-        return config_mod.parse(raw)
+        return config_mod.parse(raw, secret_keys)
     except ConfigError as e:
-        lines = "\n  ".join(e.problems)
-        raise StackConfigError(f"invalid stack config ({len(e.problems)} problem"
-                               f"{'s' if len(e.problems) != 1 else ''}):\n  {lines}") from None
+        problems = [locate(p) for p in e.problems] if locate else list(e.problems)
+        lines = "\n  ".join(problems)
+        raise StackConfigError(f"invalid stack config ({len(problems)} problem"
+                               f"{'s' if len(problems) != 1 else ''}):\n  {lines}",
+                               problems) from None
 
 
 def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
@@ -106,8 +141,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
 
 
 def run(stack: str | None = None) -> dict[str, Any]:
-    cfg = load_config(raw_config())
-    outputs = build(cfg, stack or pulumi.get_stack())
+    stack = stack or pulumi.get_stack()
+    raw, secret_keys = raw_config()
+    cfg = load_config(raw, secret_keys, stack_file_locator(stack))
+    outputs = build(cfg, stack)
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs

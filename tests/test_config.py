@@ -721,7 +721,7 @@ def _infra_imports(module: str) -> set[str]:
 def test_config_layers_import_only_layers_below(module: str) -> None:
     below = set(CONFIG_LAYERS[:CONFIG_LAYERS.index(module)])
     # Shared pure tables any layer may read.
-    allowed = below | {"infra.catalog", "infra.images"}
+    allowed = below | {"infra.catalog", "infra.images", "infra.machine_shapes", "infra.secrets"}
     assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
 
 
@@ -744,7 +744,8 @@ def test_no_import_circle_in_infra() -> None:
         visit(m, ())
 
 
-@pytest.mark.parametrize("module", CONFIG_LAYERS)
+@pytest.mark.parametrize("module", CONFIG_LAYERS + ["infra.stack_file", "infra.secrets",
+                                                    "infra.machine_shapes"])
 def test_config_layers_do_not_load_pulumi(module: str) -> None:
     import subprocess
     import sys
@@ -754,3 +755,109 @@ def test_config_layers_do_not_load_pulumi(module: str) -> None:
     code = (f"import sys, {module}; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')); assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+# ----------------------------------------------------------------------------------
+# Pod IP budget, node limits and machine types
+
+
+@pytest.mark.parametrize("accelerator,expected", [
+    ("v5litepod-16", 15), ("v5litepod-4", 15), ("h100-mega-80gb-8", 32), ("l4-8", 32),
+    ("n2-standard-32-4", None)])
+def test_max_pods_defaults(raw: dict[str, Any], accelerator: str, expected: int | None) -> None:
+    raw["slices"] = [{"accelerator": accelerator}]
+    if accelerator.startswith("h100"):
+        raw["network"] = {"gpuNetworksCidr": "192.168.0.0/20"}
+    assert config.parse(raw).slices[0].max_pods_per_node == expected
+
+
+def test_max_pods_override(raw: dict[str, Any]) -> None:
+    raw["slices"][0]["maxPodsPerNode"] = 32
+    raw["systemPool"] = {"maxPodsPerNode": 64}
+    cfg = config.parse(raw)
+    assert cfg.slices[0].max_pods_per_node == 32
+    assert cfg.system_pool.max_pods_per_node == 64
+
+
+@pytest.mark.parametrize("max_pods,size", [(8, 16), (9, 32), (15, 32), (16, 32), (17, 64),
+                                           (32, 64), (33, 128), (64, 128), (65, 256),
+                                           (110, 256)])
+def test_pods_range_per_node(max_pods: int, size: int) -> None:
+    from infra.config_network import pods_range_size
+
+    assert pods_range_size(max_pods) == size
+
+
+def test_default_pods_range_holds_a_large_tpu_fleet(raw: dict[str, Any]) -> None:
+    # 4,000 v5e hosts at 15 pods (/27 each) fit the default /14; at GKE's default of 110
+    # pods (/24 each) the same range fills at 1,024 nodes.
+    raw["network"] = {"nodesCidr": "10.0.0.0/19"}
+    raw["slices"] = [{"accelerator": "v5litepod-16", "count": 1000}]
+    assert config.parse(raw).slices[0].nodes == 4000
+    raw["slices"][0]["maxPodsPerNode"] = 110
+    assert problems(raw) == [
+        "network.podsCidr: '10.16.0.0/14' holds 262,144 pod addresses; the stack's nodes "
+        "reserve 1,024,768 (system pool: 3 x /24, v5litepod-16: 4,000 x /24); use a /12 or "
+        "larger, or lower maxPodsPerNode"]
+
+
+def test_system_pool_counts_per_zone(raw: dict[str, Any]) -> None:
+    raw["zones"] = TWO_ZONES
+    raw["network"] = {"podsCidr": "10.16.0.0/23"}  # 512 addresses: two /24 nodes
+    raw["systemPool"] = {"minNodes": 1, "maxNodes": 1}
+    raw["slices"] = [{"accelerator": "n2-standard-32-1", "maxPodsPerNode": 8, "count": 1}]
+    assert problems(raw) == [
+        "network.podsCidr: '10.16.0.0/23' holds 512 pod addresses; the stack's nodes reserve "
+        "528 (system pool: 2 x /24, n2-standard-32-1: 1 x /28); use a /22 or larger, or "
+        "lower maxPodsPerNode"]
+
+
+@pytest.mark.parametrize("machine", ["e2-standard-2", "e2-standard-32", "n2-standard-128",
+                                     "n2d-standard-224", "n4-standard-80", "c3-standard-176",
+                                     "c3d-standard-360", "c4-standard-288", "c4a-standard-72",
+                                     "t2a-standard-48", "t2d-standard-60"])
+def test_real_machine_types(raw: dict[str, Any], machine: str) -> None:
+    raw["systemPool"] = {"machineType": machine}
+    assert config.parse(raw).system_pool.machine_type == machine
+
+
+@pytest.mark.parametrize("machine", ["e2-standard-64", "n2-standard-30", "n4-standard-96",
+                                     "c3-standard-16", "c4a-standard-96", "e2-standrd-8",
+                                     "m9-standard-8"])
+def test_machine_types_that_do_not_exist(raw: dict[str, Any], machine: str) -> None:
+    raw["systemPool"] = {"machineType": machine}
+    [problem] = problems(raw)
+    assert problem.startswith(f"systemPool.machineType: '{machine}' is not a")
+
+
+def test_stack_file_lines_and_secrets(tmp_path: Any) -> None:
+    from infra import stack_file
+
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("config:\n  accelstack:masterAuthorizedNetworks:\n    secure: v1:abc\n"
+                    "  accelstack:slices:\n    - accelerator: v5litepod-16\n      count: 2\n"
+                    "  gcp:project: p\n")
+    sf = stack_file.load(path)
+    assert sf.stack == "dev" and sf.secret_keys == {"masterAuthorizedNetworks"}
+    assert sf.raw["masterAuthorizedNetworks"] == [{"cidr": "192.0.2.0/24", "name": "secret"}]
+    assert repr(sf.raw["masterAuthorizedNetworks"][0]["cidr"]) == "[secret]"
+    assert (sf.line_of("slices[0].count"), sf.line_of("slices[0].capacity.mode"),
+            sf.line_of("project")) == (6, 5, 1)
+
+
+def test_existing_subnet_ranges_are_not_checked(raw: dict[str, Any]) -> None:
+    # With network.create: false the subnet is the user's; its ranges are not in the stack.
+    raw["network"] = {"create": False, "name": "shared", "subnetwork": "shared-nodes",
+                      "podsCidr": "10.16.0.0/24"}
+    assert config.parse(raw).network.create is False
+    raw["network"]["create"] = True
+    assert problems(raw)[0].startswith("network.podsCidr: '10.16.0.0/24' holds 256 pod")
+
+
+def test_every_gcp_resource_names_its_project() -> None:
+    # The README says gcp:project changes nothing accelstack declares: every GCP resource
+    # takes its project from accelstack:project.
+    for path in STACK_FILES:
+        ev = harness.evaluate_file(path)
+        gcp = [r for r in ev.resources if r.type.startswith("gcp:")]
+        assert gcp and all(r.inputs.get("project") == ev.config.project for r in gcp), path

@@ -37,12 +37,19 @@ class GkeCluster(pulumi.ComponentResource):
                                    opts=child, **spec.role_binding_args(cfg, role, member))
             for role in spec.NODE_ROLES
         ]
+        args = spec.cluster_args(cfg, network=network, subnetwork=subnetwork,
+                                 service_account=account.email)
+        if "masterAuthorizedNetworks" in cfg.secret_keys and \
+                "master_authorized_networks_config" in args:
+            # Given as a Pulumi secret: the addresses stay secret in state and previews.
+            blocks = args["master_authorized_networks_config"]["cidr_blocks"]
+            args["master_authorized_networks_config"] = {
+                "cidr_blocks": pulumi.Output.secret(blocks)}
         self.cluster = gcp.container.Cluster(
             name,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*bindings, *_deps(opts)],
                                         ignore_changes=["nodeConfig", "initialNodeCount"]),
-            **spec.cluster_args(cfg, network=network, subnetwork=subnetwork,
-                                service_account=account.email),
+            **args,
         )
         fw = spec.webhook_firewall_args(cfg, network=network, service_account=account.email)
         if fw is not None:
