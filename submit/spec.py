@@ -185,17 +185,22 @@ def _quantity(option: str, value: str | None, pattern: re.Pattern[str], example:
 
 def _name(option: str, value: str | None, kind: str, pattern: re.Pattern[str],
           limit: int) -> None:
+    chars = "digits, '-' and '.'" if pattern is _SECRET else "digits and '-'"
     if value is not None and (not pattern.match(value) or len(value) > limit):
-        raise SpecError(option, f"{value!r} is not {kind} (lowercase letters, digits and '-'"
-                        f"{', and .' if pattern is _SECRET else ''}, starting and ending with a "
-                        f"letter or digit, at most {limit} characters)")
+        raise SpecError(option, f"{value!r} is not {kind}: lowercase letters, {chars}, "
+                        f"starting and ending with a letter or digit, at most {limit} "
+                        "characters")
 
 
-def check_workload_name(name: str, option: str = "NAME") -> None:
+def check_workload_name(name: str, option: str = "NAME", new: bool = False) -> None:
+    """A JobSet name; a ``new`` one must also leave room for its pods' hostnames."""
     if not DNS_1035.match(name):
         raise SpecError(option, f"{name!r} is not a DNS-1035 label (lowercase letters, digits "
                         "and '-', starting with a letter and ending with a letter or digit)")
-    longest = hostname_budget(1, 1, "tpu")
+    longest = hostname_budget(1, 1, "tpu") if new else 63
+    if len(name) > longest and not new:
+        raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
+                        "most 63")
     if len(name) > longest:
         raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
                         f"most {longest} (fewer with many slices or nodes) so that every pod "
@@ -274,7 +279,7 @@ def check_options(
 
     ``build_spec`` runs these first too; options it alone knows are ignored here.
     """
-    check_workload_name(workload, "--workload")
+    check_workload_name(workload, "--workload", new=True)
     try:
         catalog.resolve(accelerator)
     except catalog.UnknownAccelerator as e:

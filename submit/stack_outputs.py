@@ -74,7 +74,10 @@ def from_file(path: str) -> StackOutputs:
     except UnicodeDecodeError:
         raise OptionError("--outputs", f"{path} is not a text file (not UTF-8); give the JSON "
                           "of `pulumi stack output --json --show-secrets`") from None
-    return _parse(text, path)
+    try:
+        return _parse(text, path)
+    except OutputsError as e:  # a file the user named is bad input, like any other option
+        raise OptionError("--outputs", str(e)) from None
 
 
 def from_pulumi(stack: str, project_dir: str = ".") -> StackOutputs:

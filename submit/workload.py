@@ -275,7 +275,7 @@ def _read_manifest(file: str) -> list[dict[str, Any]]:
                       f"{_KINDS[obj['kind']]!r}")
         try:
             if obj["kind"] == "JobSet":
-                sp.check_workload_name(str(meta["name"]), "FILE")
+                sp.check_workload_name(str(meta["name"]), "FILE", new=True)
             sp.check_namespace(str(meta["namespace"]))
         except SpecError as e:
             raise bad(f": metadata of the {obj['kind']}: {e.message}") from None
