@@ -15,6 +15,7 @@ before it leaves this module (a proxy or webhook may echo a request's headers).
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 import time
@@ -74,6 +75,15 @@ def _credentials(node: Any, key: str = "", in_users: bool = False) -> list[str]:
     return []
 
 
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def _yaml_problem(e: yaml.YAMLError) -> str:
     """Where a YAML error is, without the snippet of text PyYAML quotes."""
     mark = getattr(e, "problem_mark", None)
@@ -118,6 +128,10 @@ class Cluster:
         self.core: Any
         self.custom: Any
 
+        # The client runs the exec plugin while loading, and only logs its failure (and the
+        # root logger's default handler would print it as is): collect it, say it once.
+        plugin_errors = _Collect()
+        logging.getLogger().addHandler(plugin_errors)
         try:
             configuration = client.Configuration()
             kconfig.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
@@ -126,6 +140,13 @@ class Cluster:
             self.api = client.ApiClient(configuration)
         except Exception as e:  # the client raises ConfigException and plain errors alike
             raise KubeError(self.scrub(f"cannot use the stack's kubeconfig: {e}")) from None
+        finally:
+            logging.getLogger().removeHandler(plugin_errors)
+        if plugin_errors.messages:
+            detail = " ".join(" ".join(plugin_errors.messages).split())
+            raise KubeError(self.scrub(
+                f"the kubeconfig's credential plugin failed ({detail}); run `gcloud auth "
+                "login` (and check the plugin with `gke-gcloud-auth-plugin --version`)"))
         self.core = client.CoreV1Api(self.api)
         self.custom = client.CustomObjectsApi(self.api)
 
@@ -256,11 +277,17 @@ class Cluster:
         resp = self._call(what, lambda: self.core.read_namespaced_pod_log(
             pod, namespace, container=container, follow=follow, tail_lines=tail,
             _preload_content=False, _request_timeout=None if follow else self.timeout))
+        from urllib3.exceptions import HTTPError
+
         buf = b""
-        for chunk in resp.stream(1024, decode_content=True):
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                yield line.decode("utf-8", "replace")
+        try:
+            for chunk in resp.stream(1024, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    yield line.decode("utf-8", "replace")
+        except (HTTPError, OSError) as e:
+            raise KubeError(f"{what}: the connection was lost while reading "
+                            f"({e.__class__.__name__}); run the command again") from None
         if buf:
             yield buf.decode("utf-8", "replace")

@@ -1092,3 +1092,56 @@ def test_delete_needs_names_or_all(args: list[str], outputs: Path,
                              "Try 'main workload delete --help' for help.\n\n"
                              "Error: name one or more workloads, or pass --all\n")
     assert server.state.requests == []
+
+
+def test_a_failing_credential_plugin_is_one_error(tmp_path: Path, server: FakeApiServer) -> None:
+    plugin = tmp_path / "auth-plugin"
+    plugin.write_text("#!/bin/sh\necho 'ERROR: (gcloud.auth) You do not currently have an "
+                      "active account selected.' >&2\necho 'Please run: gcloud auth login' >&2\n"
+                      "exit 1\n")
+    plugin.chmod(0o755)
+    path = stacks.write_outputs(tmp_path / "out.json", "v5e-spot",
+                                server.kubeconfig(exec_command=str(plugin)))
+    result = run(path, "list")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: the kubeconfig's credential plugin failed (exec: process returned 1. ERROR: "
+        "(gcloud.auth) You do not currently have an active account selected. Please run: "
+        "gcloud auth login); run `gcloud auth login` (and check the plugin with "
+        "`gke-gcloud-auth-plugin --version`)\n")
+    assert server.state.requests == []
+
+
+def test_the_readme_env_file_error(tmp_path: Path, outputs: Path, server: FakeApiServer,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    shown = next(line for line in readme.splitlines()
+                 if line.startswith("Error: Invalid value for '--env-file': run.env:4:"))
+    monkeypatch.chdir(tmp_path)
+    Path("run.env").write_text("LR=0.1\n# the token\n\nHF_TOKEN=\"hf_abcdefgh\n")
+    result = run(outputs, *CREATE, "--env-file", "run.env")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == shown
+    assert "hf_abcdefgh" not in result.stderr and server.state.requests == []
+
+
+def test_env_file_follows_the_dotenv_convention(tmp_path: Path, outputs: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/someone")
+    env = tmp_path / "run.env"
+    env.write_text("\ufeff# comment\n\n"
+                   "export A=1  # an inline comment\n"
+                   "B='single ${HOME} \\n'\n"
+                   'C="double\\tescaped\\n"\n'
+                   'D="two\nlines"\n'
+                   "E=${HOME}\n"
+                   "F=\n"
+                   "G=a=b\r\n")
+    result = run(outputs, *CREATE, "--env-file", str(env), "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    container = yaml.safe_load(result.stdout)["spec"]["replicatedJobs"][0]["template"]["spec"][
+        "template"]["spec"]["containers"][0]
+    user_env = {e["name"]: e["value"] for e in container["env"]
+                if e["name"] in ("A", "B", "C", "D", "E", "F", "G")}
+    assert user_env == {"A": "1", "B": "single ${HOME} \\n", "C": "double\tescaped\n",
+                        "D": "two\nlines", "E": "${HOME}", "F": "", "G": "a=b"}
