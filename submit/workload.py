@@ -111,8 +111,38 @@ def _emit_objects(objs: list[dict[str, Any]], fmt: str) -> None:
         click.echo(yaml.safe_dump_all(objs, sort_keys=False), nl=False)
 
 
+def _env_values(node: Any, under_env: bool = False) -> list[str]:
+    """The env values in rendered objects (user data that may be secret)."""
+    if isinstance(node, dict):
+        if under_env and isinstance(node.get("value"), str) and len(node["value"]) >= 4:
+            return [node["value"]]
+        return [v for k, child in node.items() for v in _env_values(child, k == "env")]
+    if isinstance(node, list):
+        return [v for child in node for v in _env_values(child, under_env)]
+    return []
+
+
+@contextmanager
+def _hiding(values: list[str]) -> Iterator[None]:
+    """A server's error may quote a field's value (validation does): never an env value."""
+    try:
+        yield
+    except click.ClickException as e:
+        message = e.message
+        for value in sorted(values, key=len, reverse=True):
+            message = message.replace(value, "[redacted]")
+        if message == e.message:
+            raise
+        raise click.ClickException(message) from None
+
+
 def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = False) -> None:
     """Apply a rendered workload: refuse to overwrite a live one unless --replace."""
+    with _hiding(_env_values(objs)):
+        _apply_objects(ctx, objs, replace)
+
+
+def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> None:
     js = next(o for o in objs if o["kind"] == "JobSet")
     ns, name = js["metadata"]["namespace"], js["metadata"]["name"]
     cluster = ctx.cluster

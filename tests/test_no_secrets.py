@@ -307,3 +307,19 @@ def test_other_errors_after_env_values_were_read(pulumi: FakePulumi, env_file: P
     result = _run(*_create(env_file))
     assert result.exit_code == 1  # it exists already
     _check(result)
+
+
+@pytest.mark.parametrize("command", ["create", "apply"])
+def test_a_server_error_quoting_an_env_value(command: str, pulumi: FakePulumi, env_file: Path,
+                                             tmp_path: Path, server: FakeApiServer) -> None:
+    # API validation quotes invalid values; a webhook may quote any field.
+    export = tmp_path / "w1.yaml"
+    assert _run(*_create(env_file, "--dry-run", "--export", str(export))).exit_code == 0
+    server.state.jobsets[(NS, "other")] = _jobset("other")
+    server.state.faults = [Fault(status=0), Fault(
+        status=422, reason="Invalid", message=f'JobSet.jobset.x-k8s.io "w1" is invalid: '
+        f'spec...env[0].value: Invalid value: "{ENV_SECRET}", and "{CLI_SECRET}"')]
+    result = _run(*(_create(env_file) if command == "create" else ["apply", str(export)]))
+    assert result.exit_code == 1
+    assert "Invalid value: \"[redacted]\", and \"[redacted]\"" in result.stderr
+    _check(result)
