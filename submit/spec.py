@@ -86,7 +86,8 @@ def hostname_budget(replicas: int, parallelism: int, kind: str) -> int:
     return 63 - len(suffix) - POD_NAME_SUFFIX
 
 
-def check_range(option: str, value: int | None, minimum: int, maximum: int = INT32_MAX) -> None:
+def check_range(option: str, value: int | None, minimum: int = 0,
+                maximum: int = INT32_MAX) -> None:
     if value is not None and value < minimum:
         raise SpecError(option, f"{value} is below {minimum}")
     if value is not None and value > maximum:
@@ -197,11 +198,11 @@ def check_workload_name(name: str, option: str = "NAME", new: bool = False) -> N
     if not DNS_1035.match(name):
         raise SpecError(option, f"{name!r} is not a DNS-1035 label (lowercase letters, digits "
                         "and '-', starting with a letter and ending with a letter or digit)")
-    longest = hostname_budget(1, 1, "tpu") if new else 63
-    if len(name) > longest and not new:
+    if not new and len(name) > 63:
         raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
                         "most 63")
-    if len(name) > longest:
+    longest = hostname_budget(1, 1, "tpu")
+    if new and len(name) > longest:
         raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
                         f"most {longest} (fewer with many slices or nodes) so that every pod "
                         "name stays within 63 characters")
@@ -236,6 +237,7 @@ def check_index(option: str, value: int, count: int | None = None, noun: str = "
     if value < 0:
         raise SpecError(option, f"{value} is below 0 (indices count from 0)")
     if count is not None and value >= count:
+        noun = noun if count != 1 else re.sub(r"s\b", "", noun, count=1)
         raise SpecError(option, f"{value} is not within 0 to {count - 1}: {owner} has {count} "
                         f"{noun}")
 

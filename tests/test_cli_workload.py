@@ -935,7 +935,7 @@ def test_logs_index_beyond_the_workload_exits_2(outputs: Path, server: FakeApiSe
     result = run(outputs, "logs", "w1", "--slice", "1")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == usage("logs", "--slice", "1 is not within 0 to 0: workload w1 has "
-                                  "1 slices", "[OPTIONS] NAME")
+                                  "1 slice", "[OPTIONS] NAME")
     assert [r.method for r in server.state.requests] == ["GET", "GET"]
 
 
