@@ -17,8 +17,6 @@ import io
 import re
 from pathlib import Path
 
-from dotenv.parser import parse_stream
-
 # Kubernetes' rule for container env names before relaxed validation (letters, digits, '_',
 # '-' and '.', not starting with a digit); the strict form is accepted by every version.
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
@@ -49,6 +47,10 @@ def _key_before_equals(original: str) -> str | None:
 
 def parse(text: str, path: str) -> list[tuple[str, str]]:
     """The (name, value) pairs of an env file's text, in order."""
+    # Imported here: the package loads ~20 ms of modules that a dry run without an env file
+    # does not need (see bench/cold_dry_run.py).
+    from dotenv.parser import parse_stream
+
     out: list[tuple[str, str]] = []
     first_seen: dict[str, int] = {}
     for binding in parse_stream(io.StringIO(text)):

@@ -323,3 +323,34 @@ def test_a_server_error_quoting_an_env_value(command: str, pulumi: FakePulumi, e
     assert result.exit_code == 1
     assert "Invalid value: \"[redacted]\", and \"[redacted]\"" in result.stderr
     _check(result)
+
+
+def _pulumi_answers(pulumi: FakePulumi, server: FakeApiServer) -> list[str]:
+    """Broken answers of `pulumi stack output`, each holding the kubeconfig's token."""
+    good = stacks.outputs("v5e-spot")
+    good["accelstack"]["kubeconfig"] = _kubeconfig(server)
+    text = json.dumps(good, indent=2)
+    answers = [text[: text.index(TOKEN) + len(TOKEN) + 5]]  # cut short after the token
+    for kubeconfig in BROKEN_KUBECONFIGS:
+        data = json.loads(text)
+        data["accelstack"]["kubeconfig"] = kubeconfig
+        answers.append(json.dumps(data))
+    bare = json.loads(text)["accelstack"]
+    bare["kubeconfig"] = {"token": TOKEN}
+    answers.append(json.dumps(bare))
+    wrong = json.loads(text)
+    wrong["accelstack"]["contractVersion"] = 1
+    answers.append(json.dumps(wrong))
+    return answers
+
+
+def test_broken_outputs_from_pulumi_are_never_quoted(pulumi: FakePulumi,
+                                                     server: FakeApiServer) -> None:
+    for i, answer in enumerate(_pulumi_answers(pulumi, server)):
+        pulumi.stack(f"broken-{i}", answer)
+        result = _run("list", stack=f"broken-{i}")
+        assert result.exit_code == 1, result.stderr
+        assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, \
+            result.stderr
+        _check(result)
+    assert server.state.requests == []
