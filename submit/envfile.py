@@ -17,8 +17,10 @@ import io
 import re
 from pathlib import Path
 
-# Kubernetes' rule for container env names before relaxed validation (letters, digits, '_',
-# '-' and '.', not starting with a digit); the strict form is accepted by every version.
+# Kubernetes' rule for container env names before KEP-4369 (letters, digits, '_', '-' and
+# '.', not starting with a digit). KEP-4369 allows any printable ASCII but '=' from 1.32
+# (beta, on by default; stable in 1.34: https://www.kubernetes.dev/resources/keps/4369/);
+# the strict rule is kept because clusters on older versions still enforce it.
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 NAME_RULE = "letters, digits, '_', '-' and '.', not starting with a digit"
 MAX_BYTES = 1024 * 1024  # the values travel inside the JobSet; the API server caps objects
