@@ -161,8 +161,21 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
             # Its owner is gone; do not apply onto an object being garbage-collected.
             cm_name = cm["metadata"]["name"]
             kube_call(lambda: cluster.delete_config_map(ns, cm_name))
+    applied_maps: list[str] = []
     for obj in objs:
-        applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
+        try:
+            applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
+        except click.ClickException:
+            # Nothing half-applied: a JobSet the cluster refused leaves no ConfigMap behind.
+            for cm_name in applied_maps:
+                try:
+                    kube_call(lambda cm_name=cm_name: cluster.delete_config_map(  # type: ignore[misc]
+                        ns, cm_name))
+                except click.ClickException:
+                    pass  # the JobSet's error is the one to report
+            raise
+        if obj["kind"] == "ConfigMap":
+            applied_maps.append(obj["metadata"]["name"])
         if obj["kind"] == "JobSet":
             uid = (applied.get("metadata") or {}).get("uid")
             for cm in (o for o in objs if o["kind"] == "ConfigMap"):

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from fake_apiserver import FakeApiServer, Request
+from fake_apiserver import Fault, FakeApiServer, Request
 from fakes import stacks
 from infra.contract import load
 from submit.cli import main
@@ -1145,3 +1145,19 @@ def test_env_file_follows_the_dotenv_convention(tmp_path: Path, outputs: Path,
                 if e["name"] in ("A", "B", "C", "D", "E", "F", "G")}
     assert user_env == {"A": "1", "B": "single ${HOME} \\n", "C": "double\tescaped\n",
                         "D": "two\nlines", "E": "${HOME}", "F": "", "G": "a=b"}
+
+
+def test_a_refused_jobset_leaves_no_config_map(tmp_path: Path, outputs: Path,
+                                               server: FakeApiServer) -> None:
+    cfg = tmp_path / "train.yaml"
+    cfg.write_text("lr: 0.1\n")
+    server.state.faults = [Fault(status=0), Fault(status=0), Fault(
+        status=403, message="admission webhook \"vjobset.kb.io\" denied the request: no",
+        reason="Forbidden")]
+    result = run(outputs, *CREATE, "--config-file", str(cfg))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ('Error: apply JobSet training/w1: rejected by the cluster: '
+                             'admission webhook "vjobset.kb.io" denied the request: no\n')
+    assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config"),
+                             ("PATCH", f"{JOBSETS}/w1"), ("DELETE", f"{CONFIGMAPS}/w1-config")]
+    assert server.state.configmaps == {} and server.state.jobsets == {}
