@@ -5,7 +5,8 @@ Each case runs the real `submit` command line with the stack read through the fa
 asserts:
 - exit code 2 (the README's "bad option or argument"), nothing on stdout;
 - stderr is Click's usage header and exactly one error line, naming the option or argument
-  and the value, matched exactly;
+  and the value (or, where the value may be a secret, its position: the env-file line, the
+  --env item), matched exactly;
 - no traceback anywhere;
 - nothing reached the API server, and `pulumi` ran only when the check needs the stack's
   outputs (``STACK`` cases); every other check comes before it.
