@@ -1,8 +1,9 @@
 """The `submit` command line: one Click group; each command group in its own module.
 
-Exit codes (decided here, in Click and in `workload wait`): 0 success; 1 an error the
-command reports (ClickException: the cluster, the stack outputs); 2 bad usage or a bad
-option or argument value (BadParameter, nothing was sent); 3 `wait`: the workload failed;
+Exit codes (decided here, in Click and in `workload wait`; the README's table): 0 success;
+1 an error the command reports (ClickException: the cluster, `pulumi stack output`, an
+existing workload); 2 a bad or missing option or argument, or a bad file named by one
+(BadParameter/UsageError, raised before anything is sent); 3 `wait`: the workload failed;
 4 `wait`: the timeout passed first.
 """
 

@@ -5,11 +5,18 @@ runs ``gke-gcloud-auth-plugin``), applies objects server-side under one field ma
 turns every failure into a KubeError whose message says what happened and what to do.
 Transient faults (429, 5xx, dropped connections) are retried a bounded number of times.
 The client is imported on first use, so rendering and --dry-run never load it.
+
+The kubeconfig holds credentials (tokens, client keys and certificates), so no message
+here ever quotes it: a kubeconfig that does not parse is reported by line and column only,
+and every message is scrubbed of the kubeconfig's credential values and of bearer tokens
+before it leaves this module (a proxy or webhook may echo a request's headers).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 import shutil
 import time
 from typing import Any, Callable, Iterator, TypeVar
@@ -24,6 +31,11 @@ TIMEOUT = 30.0
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
 T = TypeVar("T")
+_BEARER = re.compile(r"(?i)(bearer|basic)\s+[-A-Za-z0-9._~+/=]+")
+_CREDENTIAL_KEYS = ("token", "password", "client-key-data", "client-certificate-data",
+                    "id-token", "refresh-token", "access-token", "client-secret")
+_NOT_CREDENTIALS = ("name", "command", "apiVersion", "installHint", "interactiveMode")
+REDACTED = "[redacted]"
 
 
 class KubeError(Exception):
@@ -48,6 +60,39 @@ def _server_message(exc: Any) -> str:
     return str(getattr(exc, "reason", "") or exc)
 
 
+def _credentials(node: Any, key: str = "", in_users: bool = False) -> list[str]:
+    """Every value in a kubeconfig that must never be shown: under ``users`` all but names
+    and the exec plugin's command, and any credential key (or ``*-data``) wherever it is."""
+    if isinstance(node, dict):
+        return [s for k, v in node.items()
+                for s in _credentials(v, str(k), in_users or k == "users")]
+    if isinstance(node, list):
+        return [s for v in node for s in _credentials(v, key, in_users)]
+    if isinstance(node, str) and len(node) >= 4 and (
+            in_users and key not in _NOT_CREDENTIALS
+            or key in _CREDENTIAL_KEYS or key.endswith("-data")):
+        return [node]
+    return []
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """Where a YAML error is, without the snippet of text PyYAML quotes."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or e.__class__.__name__
+    if mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return str(problem)
+
+
 class Cluster:
     """One cluster, reached through a kubeconfig's text."""
 
@@ -56,16 +101,23 @@ class Cluster:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
+        self._secrets: list[str] = []
         try:
             config = yaml.safe_load(kubeconfig)
         except yaml.YAMLError as e:
-            raise KubeError(f"the stack's kubeconfig is not YAML: {e}") from None
+            raise KubeError(f"the stack's kubeconfig is not YAML ({_yaml_problem(e)}; its "
+                            "content is not shown: it holds credentials)") from None
         if not isinstance(config, dict) or not config.get("clusters"):
             raise KubeError("the stack's outputs hold no usable kubeconfig (an offline preview "
                             "has none: run `pulumi up` first, then read the stack's outputs)")
-        for user in config.get("users") or []:
-            cmd = ((user.get("user") or {}).get("exec") or {}).get("command")
-            if cmd and shutil.which(cmd) is None:
+        # Longest first, so a secret containing another is scrubbed whole.
+        self._secrets = sorted(set(_credentials(config)), key=len, reverse=True)
+        users = config.get("users")
+        for user in users if isinstance(users, list) else []:
+            spec = user.get("user") if isinstance(user, dict) else None
+            exec_ = spec.get("exec") if isinstance(spec, dict) else None
+            cmd = exec_.get("command") if isinstance(exec_, dict) else None
+            if isinstance(cmd, str) and cmd and shutil.which(cmd) is None:
                 hint = (" (gcloud components install gke-gcloud-auth-plugin)"
                         if cmd == AUTH_PLUGIN else "")
                 raise KubeError(f"{cmd} is not on PATH; the kubeconfig needs it to "
@@ -76,6 +128,10 @@ class Cluster:
         self.core: Any
         self.custom: Any
 
+        # The client runs the exec plugin while loading, and only logs its failure (and the
+        # root logger's default handler would print it as is): collect it, say it once.
+        plugin_errors = _Collect()
+        logging.getLogger().addHandler(plugin_errors)
         try:
             configuration = client.Configuration()
             kconfig.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
@@ -83,11 +139,24 @@ class Cluster:
             configuration.retries = 0  # retries are decided here, not inside urllib3
             self.api = client.ApiClient(configuration)
         except Exception as e:  # the client raises ConfigException and plain errors alike
-            raise KubeError(f"cannot use the stack's kubeconfig: {e}") from None
+            raise KubeError(self.scrub(f"cannot use the stack's kubeconfig: {e}")) from None
+        finally:
+            logging.getLogger().removeHandler(plugin_errors)
+        if plugin_errors.messages:
+            detail = " ".join(" ".join(plugin_errors.messages).split())
+            raise KubeError(self.scrub(
+                f"the kubeconfig's credential plugin failed ({detail}); run `gcloud auth "
+                "login` (and check the plugin with `gke-gcloud-auth-plugin --version`)"))
         self.core = client.CoreV1Api(self.api)
         self.custom = client.CustomObjectsApi(self.api)
 
     # -- error handling -----------------------------------------------------------------
+
+    def scrub(self, message: str) -> str:
+        """``message`` without the kubeconfig's credentials or any bearer token."""
+        for secret in self._secrets:
+            message = message.replace(secret, REDACTED)
+        return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", message)
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         from kubernetes.client.exceptions import ApiException
@@ -103,7 +172,7 @@ class Cluster:
                     time.sleep(delay)
                     delay *= 2
                     continue
-                raise self._error(what, status, _server_message(e)) from None
+                raise self._error(what, status, self.scrub(_server_message(e))) from None
             except (HTTPError, OSError) as e:
                 if attempt < self.retries:
                     time.sleep(delay)
@@ -208,11 +277,17 @@ class Cluster:
         resp = self._call(what, lambda: self.core.read_namespaced_pod_log(
             pod, namespace, container=container, follow=follow, tail_lines=tail,
             _preload_content=False, _request_timeout=None if follow else self.timeout))
+        from urllib3.exceptions import HTTPError
+
         buf = b""
-        for chunk in resp.stream(1024, decode_content=True):
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                yield line.decode("utf-8", "replace")
+        try:
+            for chunk in resp.stream(1024, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    yield line.decode("utf-8", "replace")
+        except (HTTPError, OSError) as e:
+            raise KubeError(f"{what}: the connection was lost while reading "
+                            f"({e.__class__.__name__}); run the command again") from None
         if buf:
             yield buf.decode("utf-8", "replace")

@@ -15,16 +15,19 @@ from typing import Sequence
 from infra import catalog, pod_resources
 from infra.contract import SlicePoolInfo, StackOutputs
 from infra.images import image_problem
+from submit import envfile
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
 DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+_ENV_NAME = envfile.ENV_NAME
 _SECRET = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
 _CPU = re.compile(r"^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)\Z")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
 MAX_CONFIG_BYTES = 1024 * 1024 - 4096  # a ConfigMap holds at most 1 MiB
+INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts and ttlSecondsAfterFinished are int32
+_DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
 
 class SpecError(ValueError):
@@ -83,17 +86,24 @@ def hostname_budget(replicas: int, parallelism: int, kind: str) -> int:
     return 63 - len(suffix) - POD_NAME_SUFFIX
 
 
-def _positive(option: str, value: int | None, minimum: int = 0) -> None:
+def check_range(option: str, value: int | None, minimum: int = 0,
+                maximum: int = INT32_MAX) -> None:
     if value is not None and value < minimum:
         raise SpecError(option, f"{value} is below {minimum}")
+    if value is not None and value > maximum:
+        raise SpecError(option, f"{value} is above {maximum}")
 
 
 def parse_env(items: Sequence[str], option: str = "--env") -> list[EnvVar]:
     out = []
-    for item in items:
+    for n, item in enumerate(items, 1):
         name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise SpecError(option, f"{item!r} is not KEY=VALUE")
+        if not sep:
+            # The text may be a value given without its name: never echo it.
+            raise SpecError(option, f"value {n} is not KEY=VALUE (it has no '='; the value is "
+                            "not shown)")
+        if not name:
+            raise SpecError(option, f"value {n} is not KEY=VALUE (nothing before '=')")
         if not _ENV_NAME.match(name):
             raise SpecError(option, f"{name!r} is not a valid environment variable name "
                             "(letters, digits, '_', '-' and '.', not starting with a digit)")
@@ -102,27 +112,11 @@ def parse_env(items: Sequence[str], option: str = "--env") -> list[EnvVar]:
 
 
 def parse_env_file(path: str) -> list[EnvVar]:
+    """The dotenv file's variables (see submit.envfile: no error ever shows a value)."""
     try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as e:
-        raise SpecError("--env-file", f"cannot read {path}: {e.strerror}") from None
-    out = []
-    for n, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        if text.startswith("export "):
-            text = text[len("export "):].lstrip()
-        name, sep, value = text.partition("=")
-        name = name.strip()
-        if not sep or not _ENV_NAME.match(name):
-            raise SpecError("--env-file", f"{path}:{n}: {line!r} is not KEY=VALUE with a valid "
-                            "variable name")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        out.append(EnvVar(name, value))
-    return out
+        return [EnvVar(name, value) for name, value in envfile.read(path)]
+    except envfile.EnvFileError as e:
+        raise SpecError("--env-file", str(e)) from None
 
 
 def parse_secret_env(items: Sequence[str]) -> list[EnvVar]:
@@ -181,6 +175,142 @@ def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) ->
     return pools[0]
 
 
+def _quantity(option: str, value: str | None, pattern: re.Pattern[str], example: str) -> None:
+    if value is None:
+        return
+    if not pattern.match(value):
+        raise SpecError(option, f"{value!r} is not a {example}")
+    if float(re.sub(r"[^0-9.]", "", value)) == 0:
+        raise SpecError(option, f"{value!r} is zero; give a positive {example}")
+
+
+def _name(option: str, value: str | None, kind: str, pattern: re.Pattern[str],
+          limit: int) -> None:
+    chars = "digits, '-' and '.'" if pattern is _SECRET else "digits and '-'"
+    if value is not None and (not pattern.match(value) or len(value) > limit):
+        raise SpecError(option, f"{value!r} is not {kind}: lowercase letters, {chars}, "
+                        f"starting and ending with a letter or digit, at most {limit} "
+                        "characters")
+
+
+def check_workload_name(name: str, option: str = "NAME", new: bool = False) -> None:
+    """A JobSet name; a ``new`` one must also leave room for its pods' hostnames."""
+    if not DNS_1035.match(name):
+        raise SpecError(option, f"{name!r} is not a DNS-1035 label (lowercase letters, digits "
+                        "and '-', starting with a letter and ending with a letter or digit)")
+    if not new and len(name) > 63:
+        raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
+                        "most 63")
+    longest = hostname_budget(1, 1, "tpu")
+    if new and len(name) > longest:
+        raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
+                        f"most {longest} (fewer with many slices or nodes) so that every pod "
+                        "name stays within 63 characters")
+
+
+def check_namespace(namespace: str | None) -> None:
+    _name("--namespace", namespace, "a namespace name (a DNS-1123 label)", _DNS_1123, 63)
+
+
+def index_limits(outputs: StackOutputs) -> tuple[int | None, int | None]:
+    """The most slices and workers per slice any workload of this stack can have (None: no
+    bound known; flex-start and queued pools may run more than they declare)."""
+    slices: list[int | None] = []
+    workers: list[int | None] = []
+    for p in outputs.slice_pools:
+        dws = p.capacity_mode in ("flex-start", "queued")
+        if p.kind == "tpu":
+            slices.append(None if dws else p.slice_count)
+            workers.append(p.vms_per_slice)
+        else:
+            slices.append(1)
+            workers.append(None if dws else p.slice_count * p.vms_per_slice)
+
+    def most(counts: list[int | None]) -> int | None:
+        return None if not counts or None in counts else max(c for c in counts if c is not None)
+    return most(slices), most(workers)
+
+
+def check_index(option: str, value: int, count: int | None = None, noun: str = "",
+                owner: str = "") -> None:
+    """A 0-based index below ``count`` (None: any index from 0)."""
+    if value < 0:
+        raise SpecError(option, f"{value} is below 0 (indices count from 0)")
+    if count is not None and value >= count:
+        noun = noun if count != 1 else re.sub(r"s\b", "", noun, count=1)
+        raise SpecError(option, f"{value} is not within 0 to {count - 1}: {owner} has {count} "
+                        f"{noun}")
+
+
+def read_config_file(config_file: str) -> tuple[str, str]:
+    """The --config-file's ConfigMap key (its file name) and its text."""
+    path = Path(config_file)
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise SpecError("--config-file", f"{config_file} is a directory") from None
+    except OSError as e:
+        raise SpecError("--config-file", f"cannot read {config_file}: {e.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise SpecError("--config-file", f"{config_file} is {len(raw)} bytes; a ConfigMap "
+                        "holds at most 1 MiB")
+    try:
+        data = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError("--config-file", f"{config_file} is not UTF-8 text") from None
+    if "\x00" in data:
+        raise SpecError("--config-file", f"{config_file} is not a text file (it holds NUL "
+                        "bytes)")
+    if not _SECRET_KEY.match(path.name):
+        raise SpecError("--config-file", f"{path.name!r} is not a valid ConfigMap key "
+                        "(letters, digits, '-', '_' and '.')")
+    return path.name, data
+
+
+def check_options(
+    *, workload: str, accelerator: str, image: str, command: str | None = None,
+    num_slices: int | None = None, num_nodes: int | None = None,
+    namespace: str | None = None, queue: str | None = None, env: Sequence[str] = (),
+    env_file: str | None = None, secret_env: Sequence[str] = (), priority: str | None = None,
+    max_restarts: int | None = 0, restart_on_exit_codes: str | None = None,
+    ttl: int | None = None, termination_grace_period: int | None = None,
+    config_file: str | None = None, shm_size: str | None = None, cpu: str | None = None,
+    memory: str | None = None, **_needs_the_stack: object,
+) -> None:
+    """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
+
+    ``build_spec`` runs these first too; options it alone knows are ignored here.
+    """
+    check_workload_name(workload, "--workload", new=True)
+    try:
+        catalog.resolve(accelerator)
+    except catalog.UnknownAccelerator as e:
+        raise SpecError("--accelerator", str(e)) from None
+    check_range("--num-slices", num_slices, 1)
+    check_range("--num-nodes", num_nodes, 1)
+    problem = image_problem(image)
+    if problem:
+        raise SpecError("--image", problem)
+    if command is not None and not command.strip():
+        raise SpecError("--command", "is empty")
+    check_namespace(namespace)
+    _name("--queue", queue, "a LocalQueue name (a DNS-1123 subdomain)", _SECRET, 253)
+    _name("--priority", priority, "a priority class name (a DNS-1123 subdomain)", _SECRET, 253)
+    check_range("--max-restarts", max_restarts, 0)
+    check_range("--ttl", ttl, 0)
+    check_range("--termination-grace-period", termination_grace_period, 0)
+    parse_exit_codes(restart_on_exit_codes)
+    _quantity("--shm-size", shm_size, _QUANTITY, "quantity such as 16Gi")
+    _quantity("--cpu", cpu, _CPU, "CPU quantity such as 30 or 3500m")
+    _quantity("--memory", memory, _QUANTITY, "quantity such as 100Gi")
+    if env_file is not None:
+        parse_env_file(env_file)
+    parse_env(env)
+    parse_secret_env(secret_env)
+    if config_file is not None:
+        read_config_file(config_file)
+
+
 def build_spec(
     outputs: StackOutputs, *, workload: str, accelerator: str, image: str,
     command: str | None = None, num_slices: int | None = None, num_nodes: int | None = None,
@@ -192,6 +322,13 @@ def build_spec(
     cpu: str | None = None, memory: str | None = None,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render."""
+    check_options(
+        workload=workload, accelerator=accelerator, image=image, command=command,
+        num_slices=num_slices, num_nodes=num_nodes, namespace=namespace, queue=queue, env=env,
+        env_file=env_file, secret_env=secret_env, priority=priority, max_restarts=max_restarts,
+        restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
+        termination_grace_period=termination_grace_period, config_file=config_file,
+        shm_size=shm_size, cpu=cpu, memory=memory)
     chosen = pick_pool(outputs, accelerator, pool)
     dws = chosen.capacity_mode in ("flex-start", "queued")
     if chosen.kind == "tpu":
@@ -200,8 +337,6 @@ def build_spec(
                             "is a TPU slice: use --num-slices")
         replicas = 1 if num_slices is None else num_slices
         parallelism = chosen.vms_per_slice
-        if replicas < 1:
-            raise SpecError("--num-slices", f"{replicas} is below 1")
         if replicas > chosen.slice_count and not dws:
             raise SpecError("--num-slices", f"{replicas} is more than the {chosen.slice_count} "
                             f"{chosen.accelerator} slices pool {chosen.name} has")
@@ -211,27 +346,15 @@ def build_spec(
                             f"{chosen.kind.upper()} pool: use --num-nodes")
         replicas, parallelism = 1, 1 if num_nodes is None else num_nodes
         limit = chosen.slice_count * chosen.vms_per_slice
-        if parallelism < 1:
-            raise SpecError("--num-nodes", f"{parallelism} is below 1")
         if parallelism > limit and not dws:
             raise SpecError("--num-nodes", f"{parallelism} is more than the {limit} nodes pool "
                             f"{chosen.name} can hold")
 
     budget = hostname_budget(replicas, parallelism, chosen.kind)
-    if not DNS_1035.match(workload):
-        raise SpecError("--workload", f"{workload!r} is not a DNS-1035 label (lowercase letters,"
-                        " digits and '-', starting with a letter and ending with a letter or "
-                        "digit)")
     if len(workload) > budget:
         raise SpecError("--workload", f"{workload!r} is {len(workload)} characters; with "
                         f"{replicas} x {parallelism} pods the name may have at most {budget} so "
                         "that every pod name stays within 63 characters")
-
-    problem = image_problem(image)
-    if problem:
-        raise SpecError("--image", problem)
-    if command is not None and not command.strip():
-        raise SpecError("--command", "is empty")
 
     ns = namespace or outputs.workload_namespace
     q = queue
@@ -249,15 +372,6 @@ def build_spec(
     if priority is not None and priority not in outputs.priority_classes:
         raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
                         f"allowed: {', '.join(outputs.priority_classes)}")
-    _positive("--max-restarts", max_restarts)
-    _positive("--ttl", ttl)
-    _positive("--termination-grace-period", termination_grace_period)
-    if shm_size is not None and not _QUANTITY.match(shm_size):
-        raise SpecError("--shm-size", f"{shm_size!r} is not a quantity such as 16Gi")
-    if cpu is not None and not _CPU.match(cpu):
-        raise SpecError("--cpu", f"{cpu!r} is not a CPU quantity such as 30 or 3500m")
-    if memory is not None and not _QUANTITY.match(memory):
-        raise SpecError("--memory", f"{memory!r} is not a quantity such as 100Gi")
     too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
     if too_big is not None:
         raise SpecError(*too_big)
@@ -268,24 +382,7 @@ def build_spec(
     for var in env_vars:  # later definitions win, as with docker --env-file then --env
         seen[var.name] = var
 
-    cfg_name = cfg_data = None
-    if config_file is not None:
-        path = Path(config_file)
-        try:
-            raw = path.read_bytes()
-        except OSError as e:
-            raise SpecError("--config-file", f"cannot read {config_file}: {e.strerror}") from None
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise SpecError("--config-file", f"{config_file} is {len(raw)} bytes; a ConfigMap "
-                            "holds at most 1 MiB")
-        try:
-            cfg_data = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise SpecError("--config-file", f"{config_file} is not UTF-8 text") from None
-        cfg_name = path.name
-        if not _SECRET_KEY.match(cfg_name):
-            raise SpecError("--config-file", f"{cfg_name!r} is not a valid ConfigMap key "
-                            "(letters, digits, '-', '_' and '.')")
+    cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,

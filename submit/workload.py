@@ -2,16 +2,21 @@
 
 Commands read the stack's outputs (--stack through the Pulumi CLI, or --outputs FILE),
 build and check the workload spec, render it with ``submit.render`` and only then reach the
-cluster through ``submit.kube``. Errors become Click exceptions here, in one place.
+cluster through ``submit.kube``. Errors become Click exceptions here, in one place: a bad
+option or argument is a BadParameter or UsageError (exit 2), found before the cluster is
+contacted and, when the check needs no stack outputs, before `pulumi` runs; what the
+cluster or the outputs report is a ClickException (exit 1).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 import yaml
@@ -19,11 +24,21 @@ import yaml
 from submit import status as st
 from submit.output import emit
 from submit.render import render
-from submit.spec import SpecError, build_spec
-from submit.stack_outputs import OutputsError, read
+from submit import spec as sp
+from submit.spec import SpecError, build_spec, check_options
+from submit.stack_outputs import OptionError, OutputsError, read
 
 EXIT_FAILED = 3  # `wait`: the workload failed
 EXIT_TIMEOUT = 4  # `wait`: the timeout passed first
+
+
+@contextmanager
+def bad_input() -> Iterator[None]:
+    """Where a SpecError (a bad option or argument) becomes Click's usage error, exit 2."""
+    try:
+        yield
+    except SpecError as e:
+        raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
 
 
 class Context:
@@ -41,6 +56,10 @@ class Context:
         if self._outputs is None:
             try:
                 self._outputs = read(self.stack, self.outputs_file, self.project_dir)
+            except OptionError as e:
+                if e.option is None:
+                    raise click.UsageError(str(e)) from None
+                raise click.BadParameter(str(e), param_hint=f"'{e.option}'") from None
             except OutputsError as e:
                 raise click.ClickException(str(e)) from None
         return self._outputs
@@ -92,8 +111,38 @@ def _emit_objects(objs: list[dict[str, Any]], fmt: str) -> None:
         click.echo(yaml.safe_dump_all(objs, sort_keys=False), nl=False)
 
 
+def _env_values(node: Any, under_env: bool = False) -> list[str]:
+    """The env values in rendered objects (user data that may be secret)."""
+    if isinstance(node, dict):
+        if under_env and isinstance(node.get("value"), str) and len(node["value"]) >= 4:
+            return [node["value"]]
+        return [v for k, child in node.items() for v in _env_values(child, k == "env")]
+    if isinstance(node, list):
+        return [v for child in node for v in _env_values(child, under_env)]
+    return []
+
+
+@contextmanager
+def _hiding(values: list[str]) -> Iterator[None]:
+    """A server's error may quote a field's value (validation does): never an env value."""
+    try:
+        yield
+    except click.ClickException as e:
+        message = e.message
+        for value in sorted(values, key=len, reverse=True):
+            message = message.replace(value, "[redacted]")
+        if message == e.message:
+            raise
+        raise click.ClickException(message) from None
+
+
 def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = False) -> None:
     """Apply a rendered workload: refuse to overwrite a live one unless --replace."""
+    with _hiding(_env_values(objs)):
+        _apply_objects(ctx, objs, replace)
+
+
+def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> None:
     js = next(o for o in objs if o["kind"] == "JobSet")
     ns, name = js["metadata"]["namespace"], js["metadata"]["name"]
     cluster = ctx.cluster
@@ -112,8 +161,21 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
             # Its owner is gone; do not apply onto an object being garbage-collected.
             cm_name = cm["metadata"]["name"]
             kube_call(lambda: cluster.delete_config_map(ns, cm_name))
+    applied_maps: list[str] = []
     for obj in objs:
-        applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
+        try:
+            applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
+        except click.ClickException:
+            # Nothing half-applied: a JobSet the cluster refused leaves no ConfigMap behind.
+            for cm_name in applied_maps:
+                try:
+                    kube_call(lambda cm_name=cm_name: cluster.delete_config_map(  # type: ignore[misc]
+                        ns, cm_name))
+                except click.ClickException:
+                    pass  # the JobSet's error is the one to report
+            raise
+        if obj["kind"] == "ConfigMap":
+            applied_maps.append(obj["metadata"]["name"])
         if obj["kind"] == "JobSet":
             uid = (applied.get("metadata") or {}).get("uid")
             for cm in (o for o in objs if o["kind"] == "ConfigMap"):
@@ -175,21 +237,27 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            queue: str | None, dry_run: bool,
            fmt: str, export_file: str | None, replace: bool) -> None:
     """Render a workload for the stack, check it, and apply it (or print it)."""
-    try:
-        spec = build_spec(
-            ctx.outputs, workload=name, accelerator=accelerator, image=image, command=command,
-            num_slices=num_slices, num_nodes=num_nodes, pool=pool, namespace=namespace,
-            queue=queue, env=env, env_file=env_file, secret_env=secret_env, priority=priority,
-            max_restarts=max_restarts, restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
-            termination_grace_period=termination_grace_period, config_file=config_file,
-            shm_size=shm_size, cpu=cpu, memory=memory)
-    except SpecError as e:
-        raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
+    options: dict[str, Any] = dict(
+        workload=name, accelerator=accelerator, image=image, command=command,
+        num_slices=num_slices, num_nodes=num_nodes, pool=pool, namespace=namespace,
+        queue=queue, env=env, env_file=env_file, secret_env=secret_env, priority=priority,
+        max_restarts=max_restarts, restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
+        termination_grace_period=termination_grace_period, config_file=config_file,
+        shm_size=shm_size, cpu=cpu, memory=memory)
+    with bad_input():
+        check_options(**options)  # before the outputs: a bad option never runs `pulumi`
+        if export_file and not Path(export_file).resolve().parent.is_dir():
+            raise SpecError("--export", f"{export_file}: its directory does not exist")
+        spec = build_spec(ctx.outputs, **options)
     objs = render(spec)
     if export_file:
         text = (json.dumps(objs, indent=2) + "\n" if fmt == "json"
                 else yaml.safe_dump_all(objs, sort_keys=False))
-        Path(export_file).write_text(text)
+        try:
+            Path(export_file).write_text(text)
+        except OSError as e:
+            raise click.BadParameter(f"cannot write {export_file}: {e.strerror}",
+                                     param_hint="'--export'") from None
     if dry_run:
         _emit_objects(objs, fmt)
         return
@@ -202,18 +270,40 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
 @pass_ctx
 def apply_cmd(ctx: Context, file: str, replace: bool) -> None:
     """Apply a manifest written by `submit workload create --export`."""
-    text = Path(file).read_text()
+    objs = _read_manifest(file)
+    apply_objects(ctx, objs, replace)
+
+
+_KINDS = {"JobSet": "jobset.x-k8s.io/v1alpha2", "ConfigMap": "v1"}
+
+
+def _read_manifest(file: str) -> list[dict[str, Any]]:
+    """The objects of an exported manifest, checked before the outputs are read. Messages
+    give positions, never the file's text: its env values may be secrets."""
+    def bad(message: str) -> click.BadParameter:
+        return click.BadParameter(f"{file}{message}", param_hint="'FILE'")
+
+    try:
+        text = Path(file).read_bytes().decode("utf-8-sig")
+    except OSError as e:
+        raise bad(f": cannot read it: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise bad(" is not YAML or JSON: it is not UTF-8 text") from None
     try:
         loaded = json.loads(text) if text.lstrip().startswith(("[", "{")) else \
             [d for d in yaml.safe_load_all(text) if d]
-    except (ValueError, yaml.YAMLError) as e:
-        raise click.BadParameter(f"{file} is not YAML or JSON: {e}", param_hint="'FILE'") \
-            from None
+    except ValueError as e:
+        raise bad(f" is not YAML or JSON: {e}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise bad(f" is not YAML or JSON: {where}"
+                  f"{getattr(e, 'problem', None) or e.__class__.__name__}") from None
     objs = loaded if isinstance(loaded, list) else [loaded]
     kinds = [o.get("kind") if isinstance(o, dict) else None for o in objs]
-    if kinds.count("JobSet") != 1 or any(k not in ("JobSet", "ConfigMap") for k in kinds):
-        raise click.BadParameter(f"{file} must hold one JobSet (and optionally its ConfigMap), "
-                                 f"not {kinds}", param_hint="'FILE'")
+    if kinds.count("JobSet") != 1 or any(k not in _KINDS for k in kinds):
+        raise bad(f" must hold one JobSet (and optionally its ConfigMap), not {kinds}")
+    namespaces = set()
     for obj in objs:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         missing = [k for k in ("name", "namespace") if not meta.get(k)]
@@ -221,11 +311,21 @@ def apply_cmd(ctx: Context, file: str, replace: bool) -> None:
                 "kueue.x-k8s.io/queue-name"):
             missing.append("labels.kueue.x-k8s.io/queue-name")
         if missing:
-            raise click.BadParameter(
-                f"{file}: the {obj['kind']} has no metadata.{', metadata.'.join(missing)}; "
-                "apply files written by `submit workload create --export`",
-                param_hint="'FILE'")
-    apply_objects(ctx, objs, replace)
+            raise bad(f": the {obj['kind']} has no metadata.{', metadata.'.join(missing)}; "
+                      "apply files written by `submit workload create --export`")
+        if obj.get("apiVersion") != _KINDS[obj["kind"]]:
+            raise bad(f": the {obj['kind']}'s apiVersion {obj.get('apiVersion')!r} is not "
+                      f"{_KINDS[obj['kind']]!r}")
+        try:
+            if obj["kind"] == "JobSet":
+                sp.check_workload_name(str(meta["name"]), "FILE", new=True)
+            sp.check_namespace(str(meta["namespace"]))
+        except SpecError as e:
+            raise bad(f": metadata of the {obj['kind']}: {e.message}") from None
+        namespaces.add(meta["namespace"])
+    if len(namespaces) > 1:
+        raise bad(f": the objects are in several namespaces ({', '.join(sorted(namespaces))})")
+    return objs
 
 
 # -- reading workloads ------------------------------------------------------------------
@@ -237,6 +337,8 @@ def apply_cmd(ctx: Context, file: str, replace: bool) -> None:
 @pass_ctx
 def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     """List workloads with their Kueue admission and JobSet state."""
+    with bad_input():
+        sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
     jobsets = kube_call(lambda: cluster.list_jobsets(ns, "app.kubernetes.io/managed-by=accelstack"))
@@ -251,6 +353,9 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
 @pass_ctx
 def describe(ctx: Context, name: str, namespace: str | None) -> None:
     """Why a workload is where it is: Kueue conditions, events, pods by slice and worker."""
+    with bad_input():
+        sp.check_workload_name(name)
+        sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
     js = kube_call(lambda: cluster.get_jobset(ns, name))
@@ -279,11 +384,22 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
 def logs(ctx: Context, name: str, slice_index: int, worker: int, follow: bool,
          tail: int | None, namespace: str | None) -> None:
     """Print a worker's log (default: slice 0, worker 0)."""
+    with bad_input():
+        sp.check_workload_name(name)
+        sp.check_index("--slice", slice_index)
+        sp.check_index("--worker", worker)
+        sp.check_range("--tail", tail, 1)
+        sp.check_namespace(namespace)
+        most_slices, most_workers = sp.index_limits(ctx.outputs)
+        largest = "the largest workload this stack can run"
+        sp.check_index("--slice", slice_index, most_slices, "slices", largest)
+        sp.check_index("--worker", worker, most_workers, "workers per slice", largest)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
     pods = kube_call(lambda: cluster.list_pods(ns, f"jobset.sigs.k8s.io/jobset-name={name}"))
     pod = st.pick_pod(pods, slice_index, worker)
     if pod is None:
+        _check_shape(cluster, ns, name, slice_index, worker)
         raise click.ClickException(
             f"no pod for slice {slice_index}, worker {worker} of workload {name} in {ns} "
             f"({len(pods)} pods exist; it may still be queued: see `submit workload describe "
@@ -293,6 +409,22 @@ def logs(ctx: Context, name: str, slice_index: int, worker: int, follow: bool,
         for line in cluster.logs(ns, pod_name, "main", follow, tail):
             click.echo(line)
     kube_call(stream)  # errors while following end the command cleanly too
+
+
+def _check_shape(cluster: Any, ns: str, name: str, slice_index: int, worker: int) -> None:
+    """With no pod to show: is the workload there, and are the indices within its shape?"""
+    js = kube_call(lambda: cluster.get_jobset(ns, name))
+    if js is None:
+        raise click.ClickException(f"workload {name} not found in namespace {ns}")
+    jobs = (js.get("spec") or {}).get("replicatedJobs") or [{}]
+    slices = jobs[0].get("replicas")
+    workers = (((jobs[0].get("template") or {}).get("spec") or {}).get("parallelism"))
+    with bad_input():
+        if isinstance(slices, int):
+            sp.check_index("--slice", slice_index, slices, "slices", f"workload {name}")
+        if isinstance(workers, int):
+            sp.check_index("--worker", worker, workers, "workers per slice",
+                           f"workload {name}")
 
 
 @workload.command("wait")
@@ -305,6 +437,12 @@ def logs(ctx: Context, name: str, slice_index: int, worker: int, follow: bool,
 def wait(ctx: Context, name: str, timeout: int, interval: float, namespace: str | None) -> None:
     """Wait until the workload succeeds (exit 0), fails (exit 3) or the timeout passes
     (exit 4), printing each change of state."""
+    with bad_input():
+        sp.check_workload_name(name)
+        sp.check_range("--timeout", timeout, 0, sys.maxsize)
+        if not math.isfinite(interval) or interval <= 0:
+            raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
+        sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
     deadline = time.monotonic() + timeout
@@ -343,6 +481,10 @@ def delete(ctx: Context, names: tuple[str, ...], all_: bool, yes: bool,
     """Delete workloads (their Jobs, pods and config go with them)."""
     if bool(names) == all_:
         raise click.UsageError("name one or more workloads, or pass --all")
+    with bad_input():
+        for name in names:
+            sp.check_workload_name(name, "NAMES")
+        sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
     targets = list(names)

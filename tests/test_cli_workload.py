@@ -18,7 +18,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from fake_apiserver import FakeApiServer, Request
+from fake_apiserver import Fault, FakeApiServer, Request
 from fakes import stacks
 from infra.contract import load
 from submit.cli import main
@@ -158,8 +158,8 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("v5e-spot", {"--workload": "train\n"}, "--workload", f"'train\\n' {MSG_DNS}"),
     # JobSet's webhook counts the pod name: <name>-slice-<j>-<p> plus the "-abcde" suffix
     ("v5e-spot", {"--workload": A48}, "--workload",
-     f"'{A48}' is 48 characters; with 1 x 4 pods the name may have at most 47 so that every "
-     "pod name stays within 63 characters"),
+     f"'{A48}' is 48 characters; a workload name has at most 47 (fewer with many slices or "
+     "nodes) so that every pod name stays within 63 characters"),
     ("multi", {"--workload": "c" * 47, "--pool": "v5e-flex", "--num-slices": "11"},
      "--workload", f"'{'c' * 47}' is 47 characters; with 11 x 4 pods the name may have at "
      "most 46 so that every pod name stays within 63 characters"),
@@ -205,8 +205,10 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("v5e-spot", {"--command": ""}, "--command", "is empty"),
     ("v5e-spot", {"--command": "  \t "}, "--command", "is empty"),
     # --env, --secret-env
-    ("v5e-spot", {"--env": ["A=1", "NOVALUE"]}, "--env", "'NOVALUE' is not KEY=VALUE"),
-    ("v5e-spot", {"--env": ["=1"]}, "--env", "'=1' is not KEY=VALUE"),
+    # an item without '=' may be a value given without its name: it is never echoed
+    ("v5e-spot", {"--env": ["A=1", "NOVALUE"]}, "--env",
+     "value 2 is not KEY=VALUE (it has no '='; the value is not shown)"),
+    ("v5e-spot", {"--env": ["=1"]}, "--env", "value 1 is not KEY=VALUE (nothing before '=')"),
     ("v5e-spot", {"--env": ["1X=1"]}, "--env", f"'1X' {MSG_ENV_NAME}"),
     ("v5e-spot", {"--env": ["MY VAR=1"]}, "--env", f"'MY VAR' {MSG_ENV_NAME}"),
     ("v5e-spot", {"--secret-env": ["TOKEN"]}, "--secret-env", "'TOKEN' is not NAME=SECRET/KEY"),
@@ -329,8 +331,8 @@ def test_env_file_syntax_error_names_file_and_line(tmp_path: Path, outputs: Path
     env.write_text("# training settings\n\nexport LR=0.1\nBATCH 32\n")
     result = run(outputs, *CREATE, "--env-file", str(env))
     assert result.exit_code == 2
-    assert result.stderr == usage("create", "--env-file", f"{env}:4: 'BATCH 32' is not KEY=VALUE "
-                                  "with a valid variable name")
+    assert result.stderr == usage("create", "--env-file", f"{env}:4: not KEY=VALUE (the line "
+                                  "is not shown: env files hold secrets)")
     assert server.state.requests == []
 
 
@@ -340,8 +342,9 @@ def test_env_file_bad_variable_name(tmp_path: Path, outputs: Path,
     env.write_text("A=1\n  export 2B=2  \n")
     result = run(outputs, *CREATE, "--env-file", str(env))
     assert result.exit_code == 2
-    assert result.stderr == usage("create", "--env-file", f"{env}:2: '  export 2B=2  ' is not "
-                                  "KEY=VALUE with a valid variable name")
+    assert result.stderr == usage("create", "--env-file", f"{env}:2: '2B' is not a valid "
+                                  "environment variable name (letters, digits, '_', '-' and "
+                                  "'.', not starting with a digit)")
     assert server.state.requests == []
 
 
@@ -543,8 +546,9 @@ def test_apply_of_a_file_that_is_not_yaml(tmp_path: Path, outputs: Path,
     path = _bad_file(tmp_path, "kind: [JobSet\n")
     result = run(outputs, "apply", str(path))
     assert result.exit_code == 2
-    assert result.stderr.startswith(usage("apply", "FILE", f"{path} is not YAML or JSON: while "
-                                          "parsing a flow sequence", "[OPTIONS] FILE")[:-1])
+    assert result.stderr == usage("apply", "FILE", f"{path} is not YAML or JSON: line 2, column "
+                                  "1: expected ',' or ']', but got '<stream end>'",
+                                  "[OPTIONS] FILE")
     assert server.state.requests == []
 
 
@@ -588,13 +592,22 @@ NO_STACK = ("Error: no stack given: pass --stack NAME (or set ACCELSTACK_STACK) 
             "FILE (or set ACCELSTACK_OUTPUTS)\n")
 
 
+def usage_error(command: str, message: str) -> str:
+    args = {"apply": "[OPTIONS] FILE", "describe": "[OPTIONS] NAME", "logs": "[OPTIONS] NAME",
+            "wait": "[OPTIONS] NAME", "delete": "[OPTIONS] [NAMES]..."}.get(command, "[OPTIONS]")
+    return (f"Usage: main workload {command} {args}\n"
+            f"Try 'main workload {command} --help' for help.\n\n{message}")
+
+
 @pytest.mark.parametrize("args", [CREATE, ["list"], ["describe", "w1"], ["delete", "w1"],
                                   ["wait", "w1"], ["logs", "w1"], ["apply", "FILE"]])
 def test_no_stack_and_no_outputs(args: list[str], tmp_path: Path) -> None:
     manifest = tmp_path / "w1.yaml"
     manifest.write_text(yaml.safe_dump_all(expected_objects()))
     result = run(None, *[str(manifest) if a == "FILE" else a for a in args])
-    assert (result.exit_code, result.stdout, result.stderr) == (1, "", NO_STACK)
+    # The README promises exit 2 for a bad or missing option.
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", usage_error(args[0], NO_STACK))
 
 
 def test_outputs_from_the_environment(outputs: Path, server: FakeApiServer,
@@ -607,9 +620,10 @@ def test_outputs_from_the_environment(outputs: Path, server: FakeApiServer,
 
 def test_unreadable_outputs_file(tmp_path: Path) -> None:
     result = run(tmp_path / "nope.json", "list")
-    assert result.exit_code == 1
-    assert result.stderr == (f"Error: cannot read outputs file {tmp_path / 'nope.json'}: No "
-                             "such file or directory\n")
+    assert result.exit_code == 2
+    assert result.stderr == usage_error("list", "Error: Invalid value for '--outputs': cannot "
+                                        f"read outputs file {tmp_path / 'nope.json'}: No such "
+                                        "file or directory\n")
 
 
 def test_outputs_of_a_preview_cannot_reach_a_cluster(tmp_path: Path) -> None:
@@ -878,13 +892,56 @@ def test_logs_pick_the_newest_pod_of_the_slice_and_worker(outputs: Path,
     assert server.state.requests[-1].query["follow"] == ["true"]
 
 
+def _shaped(name: str, slices: int, workers: int) -> dict[str, Any]:
+    js = jobset(name, replicas=slices)
+    js["spec"]["replicatedJobs"][0]["template"] = {"spec": {"parallelism": workers}}
+    return js
+
+
 def test_logs_no_such_pod(outputs: Path, server: FakeApiServer) -> None:
     _preload_logs(server)
-    result = run(outputs, "logs", "w1", "--slice", "2")
+    server.state.jobsets[(NS, "w1")] = _shaped("w1", 2, 4)
+    result = run(outputs, "logs", "w1", "--slice", "1", "--worker", "2")
     assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr == ("Error: no pod for slice 2, worker 0 of workload w1 in training "
+    assert result.stderr == ("Error: no pod for slice 1, worker 2 of workload w1 in training "
                              "(4 pods exist; it may still be queued: see `submit workload "
                              "describe w1`)\n")
+
+
+def test_logs_of_a_missing_workload(outputs: Path, server: FakeApiServer) -> None:
+    result = run(outputs, "logs", "w1")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "Error: workload w1 not found in namespace training\n"
+    assert calls(server) == [("GET", f"/api/v1/namespaces/{NS}/pods"), ("GET", f"{JOBSETS}/w1")]
+
+
+@pytest.mark.parametrize("args, option, message", [
+    # v5e-spot: 2 slices of 4 VMs; the stack bounds every workload before the cluster is asked
+    (["--slice", "2"], "--slice", "2 is not within 0 to 1: the largest workload this stack "
+     "can run has 2 slices"),
+    (["--worker", "4"], "--worker", "4 is not within 0 to 3: the largest workload this stack "
+     "can run has 4 workers per slice"),
+    (["--slice", "-1"], "--slice", "-1 is below 0 (indices count from 0)"),
+    (["--worker", "-1"], "--worker", "-1 is below 0 (indices count from 0)"),
+    (["--tail", "0"], "--tail", "0 is below 1"),
+])
+def test_logs_indices_beyond_the_stack_exit_2_before_the_cluster(
+        args: list[str], option: str, message: str, outputs: Path,
+        server: FakeApiServer) -> None:
+    _preload_logs(server)
+    result = run(outputs, "logs", "w1", *args)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == usage("logs", option, message, "[OPTIONS] NAME")
+    assert server.state.requests == []
+
+
+def test_logs_index_beyond_the_workload_exits_2(outputs: Path, server: FakeApiServer) -> None:
+    server.state.jobsets[(NS, "w1")] = _shaped("w1", 1, 4)
+    result = run(outputs, "logs", "w1", "--slice", "1")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == usage("logs", "--slice", "1 is not within 0 to 0: workload w1 has "
+                                  "1 slice", "[OPTIONS] NAME")
+    assert [r.method for r in server.state.requests] == ["GET", "GET"]
 
 
 def test_logs_of_a_pod_gone_meanwhile(outputs: Path, server: FakeApiServer) -> None:
@@ -1040,3 +1097,72 @@ def test_delete_needs_names_or_all(args: list[str], outputs: Path,
                              "Try 'main workload delete --help' for help.\n\n"
                              "Error: name one or more workloads, or pass --all\n")
     assert server.state.requests == []
+
+
+def test_a_failing_credential_plugin_is_one_error(tmp_path: Path, server: FakeApiServer) -> None:
+    plugin = tmp_path / "auth-plugin"
+    plugin.write_text("#!/bin/sh\necho 'ERROR: (gcloud.auth) You do not currently have an "
+                      "active account selected.' >&2\necho 'Please run: gcloud auth login' >&2\n"
+                      "exit 1\n")
+    plugin.chmod(0o755)
+    path = stacks.write_outputs(tmp_path / "out.json", "v5e-spot",
+                                server.kubeconfig(exec_command=str(plugin)))
+    result = run(path, "list")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: the kubeconfig's credential plugin failed (exec: process returned 1. ERROR: "
+        "(gcloud.auth) You do not currently have an active account selected. Please run: "
+        "gcloud auth login); run `gcloud auth login` (and check the plugin with "
+        "`gke-gcloud-auth-plugin --version`)\n")
+    assert server.state.requests == []
+
+
+def test_the_readme_env_file_error(tmp_path: Path, outputs: Path, server: FakeApiServer,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    shown = next(line for line in readme.splitlines()
+                 if line.startswith("Error: Invalid value for '--env-file': run.env:4:"))
+    monkeypatch.chdir(tmp_path)
+    Path("run.env").write_text("LR=0.1\n# the token\n\nHF_TOKEN=\"hf_abcdefgh\n")
+    result = run(outputs, *CREATE, "--env-file", "run.env")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == shown
+    assert "hf_abcdefgh" not in result.stderr and server.state.requests == []
+
+
+def test_env_file_follows_the_dotenv_convention(tmp_path: Path, outputs: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/someone")
+    env = tmp_path / "run.env"
+    env.write_text("\ufeff# comment\n\n"
+                   "export A=1  # an inline comment\n"
+                   "B='single ${HOME} \\n'\n"
+                   'C="double\\tescaped\\n"\n'
+                   'D="two\nlines"\n'
+                   "E=${HOME}\n"
+                   "F=\n"
+                   "G=a=b\r\n")
+    result = run(outputs, *CREATE, "--env-file", str(env), "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    container = yaml.safe_load(result.stdout)["spec"]["replicatedJobs"][0]["template"]["spec"][
+        "template"]["spec"]["containers"][0]
+    user_env = {e["name"]: e["value"] for e in container["env"]
+                if e["name"] in ("A", "B", "C", "D", "E", "F", "G")}
+    assert user_env == {"A": "1", "B": "single ${HOME} \\n", "C": "double\tescaped\n",
+                        "D": "two\nlines", "E": "${HOME}", "F": "", "G": "a=b"}
+
+
+def test_a_refused_jobset_leaves_no_config_map(tmp_path: Path, outputs: Path,
+                                               server: FakeApiServer) -> None:
+    cfg = tmp_path / "train.yaml"
+    cfg.write_text("lr: 0.1\n")
+    server.state.faults = [Fault(status=0), Fault(status=0), Fault(
+        status=403, message="admission webhook \"vjobset.kb.io\" denied the request: no",
+        reason="Forbidden")]
+    result = run(outputs, *CREATE, "--config-file", str(cfg))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ('Error: apply JobSet training/w1: rejected by the cluster: '
+                             'admission webhook "vjobset.kb.io" denied the request: no\n')
+    assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config"),
+                             ("PATCH", f"{JOBSETS}/w1"), ("DELETE", f"{CONFIGMAPS}/w1-config")]
+    assert server.state.configmaps == {} and server.state.jobsets == {}

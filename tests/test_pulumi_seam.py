@@ -60,12 +60,12 @@ def test_the_bare_contract_is_accepted_too(pulumi: FakePulumi) -> None:
     assert read("dev", None).stack == "v5e-spot"
 
 
-def test_unknown_stack(pulumi: FakePulumi) -> None:
+def test_unknown_stack(pulumi: FakePulumi, tmp_path: Path) -> None:
     with pytest.raises(OutputsError) as err:
-        read("nope", None, "/srv/infra")
+        read("nope", None, str(tmp_path))
     assert str(err.value) == ("stack 'nope' not found: error: no stack named 'nope' found "
                               "(list stacks with `pulumi stack ls`)")
-    assert [c["argv"] for c in pulumi.calls] == [_argv("nope", "/srv/infra")]
+    assert [c["argv"] for c in pulumi.calls] == [_argv("nope", str(tmp_path))]
 
 
 def test_other_pulumi_failure_shows_its_last_line(pulumi: FakePulumi) -> None:
