@@ -692,8 +692,11 @@ def _maxtext() -> dict[str, Any]:
     name = "image-cache-maxtext"
     labels = {"app.kubernetes.io/name": "image-cache", "app.kubernetes.io/instance": name,
               "app.kubernetes.io/managed-by": "accelstack"}
-    tiny = {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}
+    tiny = {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"cpu": "100m",
+                                                                    "memory": "32Mi"}}
     mount = [{"name": "noop", "mountPath": "/accelstack-noop"}]
+    hardened = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                "capabilities": {"drop": ["ALL"]}}
     return {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": "accelstack-system", "labels": labels},
@@ -706,23 +709,31 @@ def _maxtext() -> dict[str, Any]:
                     "nodeSelectorTerms": [{"matchExpressions": [{
                         "key": POOL, "operator": "In", "values": ["v5litepod-16"]}]}]}}},
                 "tolerations": [
-                    {"key": k, "operator": "Exists", "effect": "NoSchedule"}
-                    for k in ("google.com/tpu", "nvidia.com/gpu", "cloud.google.com/gke-spot",
-                              "cloud.google.com/gke-queued")],
+                    {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+                     "effect": "NoSchedule"},
+                    {"key": "cloud.google.com/gke-spot", "operator": "Exists",
+                     "effect": "NoSchedule"},
+                    {"key": "cloud.google.com/gke-queued", "operator": "Exists",
+                     "effect": "NoSchedule"}],
                 "terminationGracePeriodSeconds": 1,
                 "automountServiceAccountToken": False,
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 65534,
+                                    "runAsGroup": 65534,
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
                 "volumes": [{"name": "noop", "emptyDir": {"sizeLimit": "16Mi"}}],
                 "initContainers": [
                     {"name": "noop", "image": "docker.io/library/busybox:1.37.0-musl",
                      "command": ["/bin/cp", "/bin/busybox", "/accelstack-noop/true"],
-                     "resources": tiny, "volumeMounts": mount},
+                     "resources": tiny, "securityContext": hardened, "volumeMounts": mount},
                     {"name": "pull",
                      "image": "us-docker.pkg.dev/my-ml-project/training/maxtext:2026.11.1",
                      "imagePullPolicy": "IfNotPresent", "command": ["/accelstack-noop/true"],
-                     "resources": tiny, "volumeMounts": mount},
+                     "resources": tiny, "securityContext": hardened, "volumeMounts": mount},
                 ],
                 "containers": [{"name": "idle", "image": "registry.k8s.io/pause:3.10",
-                                "resources": tiny}],
+                                "resources": tiny, "securityContext": hardened}],
             }},
         },
     }
@@ -754,12 +765,25 @@ def test_cached_image_runs_no_shell(case: tuple[dict[str, Any], Evaluation]) -> 
         assert pull["volumeMounts"] == noop["volumeMounts"] == [
             {"name": "noop", "mountPath": "/accelstack-noop"}]
         assert pod["containers"] == [{"name": "idle", "image": "registry.k8s.io/pause:3.10",
-                                      "resources": pull["resources"]}]
+                                      "resources": pull["resources"],
+                                      "securityContext": pull["securityContext"]}]
         assert [t["key"] for t in pod["tolerations"]] == [
-            "google.com/tpu", "nvidia.com/gpu", "cloud.google.com/gke-spot",
-            "cloud.google.com/gke-queued"]
-        assert all(t["operator"] == "Exists" and t["effect"] == "NoSchedule"
-                   for t in pod["tolerations"])
+            "google.com/tpu", "nvidia.com/gpu", "kubernetes.io/arch",
+            "cloud.google.com/gke-spot", "cloud.google.com/gke-queued"]
+        assert all(t["effect"] == "NoSchedule" for t in pod["tolerations"])
+        # GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule (A4X, C4A, T2A)
+        assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+                "effect": "NoSchedule"} in pod["tolerations"]
+        # hardened: no root, no capability, no escalation, read-only root, seccomp
+        assert pod["automountServiceAccountToken"] is False
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        for c in pod["initContainers"] + pod["containers"]:
+            assert c["securityContext"] == {"allowPrivilegeEscalation": False,
+                                            "readOnlyRootFilesystem": True,
+                                            "capabilities": {"drop": ["ALL"]}}
+            assert set(c["resources"]["requests"]) == set(c["resources"]["limits"]) == {
+                "cpu", "memory"}
         pulled.append(pull["image"])
     assert sorted(pulled) == sorted(images)
 
