@@ -21,7 +21,12 @@ EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOBSET_ANN = "jobset.sigs.k8s.io"
 TPU_PORTS = (8471, 8080)  # TPU runtime and multislice (megascale) ports
 COORDINATOR_PORT = 6002
+# JAX's own coordinator port on Cloud TPU (jax/_src/clusters/cloud_tpu_cluster.py uses
+# 8476 for the address it detects); distinct from the TPU runtime's 8471 and megascale's
+# 8080, which share the host's network on multi-host slices.
+JAX_TPU_COORDINATOR_PORT = 8476
 FAIL_FAST_RULE = "failFastOnUserErrors"
+ARCH_LABEL = "kubernetes.io/arch"
 
 
 def config_map_name(spec: WorkloadSpec) -> str:
@@ -50,6 +55,11 @@ def _topology_env(spec: WorkloadSpec) -> list[dict[str, Any]]:
         {"name": "REPLICATED_JOB_NAME", **_field(_annotation(f"{JOBSET_ANN}/replicatedjob-name"))},
     ]
     coordinator = "$(JOBSET_NAME)-$(REPLICATED_JOB_NAME)-0-0.$(JOBSET_NAME)"
+    # Launchers written for xpk read JAX_COORDINATOR_ADDRESS (jax.distributed.initialize()
+    # reads it as given, so it is host:port) and JAX_COORDINATOR_PORT.
+    jax_port = JAX_TPU_COORDINATOR_PORT if spec.pool.kind == "tpu" else COORDINATOR_PORT
+    env += [{"name": "JAX_COORDINATOR_ADDRESS", "value": f"{coordinator}:{jax_port}"},
+            {"name": "JAX_COORDINATOR_PORT", "value": str(jax_port)}]
     if spec.pool.kind == "tpu":
         # GKE injects TPU_WORKER_ID and TPU_WORKER_HOSTNAMES for the slice; multislice JAX
         # also needs the slice count, this slice's index and one coordinator for all slices.
@@ -99,7 +109,7 @@ def _container(spec: WorkloadSpec) -> dict[str, Any]:
                     "value": f"{CONFIG_MOUNT}/{spec.config_file_name}"})
     c["env"] = env
     if pool.kind == "tpu":
-        c["ports"] = [{"containerPort": p} for p in TPU_PORTS]
+        c["ports"] = [{"containerPort": p} for p in TPU_PORTS + (JAX_TPU_COORDINATOR_PORT,)]
     elif spec.parallelism > 1:
         c["ports"] = [{"containerPort": COORDINATOR_PORT}]
     requests: dict[str, str] = {}
@@ -137,13 +147,35 @@ def _pod_spec(spec: WorkloadSpec) -> dict[str, Any]:
     }
     if pool.tolerations:
         pod["tolerations"] = [dict(t) for t in pool.tolerations]
+    if pool.node_selector.get(ARCH_LABEL) == "arm64":
+        # Arm hosts (A4X, C4A): the node affinity GKE's A4X and Arm pages show, beside the
+        # contract's selector; GKE tolerates its kubernetes.io/arch taint for such pods.
+        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": ARCH_LABEL, "operator": "In", "values": ["arm64"]}]}]}}}
     if pool.kind == "tpu" and (pool.vms_per_slice > 1 or spec.replicas > 1):
         # Multislice traffic runs over the hosts' network (DCN).
         pod["hostNetwork"] = True
         pod["dnsPolicy"] = "ClusterFirstWithHostNet"
     if spec.termination_grace_seconds is not None:
         pod["terminationGracePeriodSeconds"] = spec.termination_grace_seconds
+    # No Kubernetes API credentials in the pod unless the job asked for them.
+    pod["automountServiceAccountToken"] = spec.mount_service_account_token
+    pod["securityContext"] = {"seccompProfile": {"type": "RuntimeDefault"}}
     return pod
+
+
+def _harden(pod: dict[str, Any]) -> None:
+    """Every container: no privilege escalation and no capability but those a component
+    added (the GPUDirect daemons' NET_ADMIN, see gpu_net). Root and a writable root
+    filesystem stay: typical training images need both (README, Security)."""
+    for c in pod.get("initContainers", []) + pod["containers"]:
+        added = (c.get("securityContext") or {}).get("capabilities", {}).get("add")
+        caps: dict[str, Any] = {"drop": ["ALL"]}
+        if added:
+            caps["add"] = list(added)
+        c["securityContext"] = {**(c.get("securityContext") or {}),
+                                "allowPrivilegeEscalation": False, "capabilities": caps}
 
 
 def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
@@ -187,6 +219,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     pod = _pod_spec(spec)
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
     gpu_net.decorate(spec, pod, pod_meta)
+    _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
     if spec.retriable_exit_codes:

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 import schema
+import stack_fixtures
 from conftest import MINIMAL, STACK_FILES
 from infra import addons_spec, catalog, contract, harness, image_cache_spec, kueue_spec
 from infra.harness import Evaluation, Resource
@@ -1074,3 +1075,25 @@ def test_jobset_manifest_carries_the_sizing_transform() -> None:
     ev = _evaluate("Pulumi.v6e-training.yaml")
     [jobset] = [r for r in ev.of_type("kubernetes:yaml/v2:ConfigFile") if r.name == "jobset"]
     assert jobset.transforms == 1
+
+
+def test_arm_pools_flavors_select_and_tolerate_arm64() -> None:
+    # GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule (A4X's Grace CPUs, Axion
+    # C4A): a flavor without the toleration would admit workloads whose pods never
+    # schedule, so Kueue's flavor carries it and selects on the architecture.
+    ev = harness.evaluate(stack_fixtures.stack_config("a4x"), "test")
+    arm_tol = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+               "effect": "NoSchedule"}
+    flavors = _kind(ev, "ResourceFlavor")
+    assert sorted(flavors) == ["gb200-4-nolssd-spot", "gb200-4-reservation"]
+    for name, machine in (("gb200-4-reservation", "a4x-highgpu-4g"),
+                          ("gb200-4-nolssd-spot", "a4x-highgpu-4g-nolssd")):
+        spec = flavors[name]["spec"]
+        assert arm_tol in spec["tolerations"]
+        assert spec["nodeLabels"]["kubernetes.io/arch"] == "arm64"
+        # the two A4X machines share their GPU label; the machine type tells them apart
+        assert spec["nodeLabels"]["node.kubernetes.io/instance-type"] == machine
+    ev = harness.evaluate(stack_fixtures.stack_config("c4a"), "test")
+    [flavor] = _kind(ev, "ResourceFlavor").values()
+    assert flavor["spec"]["tolerations"] == [arm_tol]
+    assert flavor["spec"]["nodeLabels"]["kubernetes.io/arch"] == "arm64"

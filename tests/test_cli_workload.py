@@ -142,7 +142,8 @@ MSG_DNS = ("is not a DNS-1035 label (lowercase letters, digits and '-', starting
            "letter and ending with a letter or digit)")
 MSG_IMAGE = ("is not a container image reference ([registry/]repository[:tag]"
              "[@sha256:digest], lowercase repository)")
-MSG_EXIT = "is not an exit code from 1 to 255 (give a comma-separated list such as 42,43)"
+MSG_EXIT = ("is not an exit code from 1 to 255 or a range such as 127-255 (give a "
+            "comma-separated list such as 42,127-255, or 'any')")
 MSG_ENV_NAME = ("is not a valid environment variable name (letters, digits, '_', '-' and '.', "
                 "not starting with a digit)")
 A47, A48 = "a" * 47, "a" * 48
@@ -232,9 +233,16 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
      f"'-1' {MSG_EXIT}"),
     # --priority, counts, --shm-size
     ("v5e-spot", {"--priority": "urgent"}, "--priority", "'urgent' is not a priority class of "
-     "the stack; allowed: very-low, low, medium, high, very-high"),
+     "the stack; allowed: very-low, low, medium, high, very-high, or 'none'"),
     ("v5e-spot", {"--max-restarts": "-1"}, "--max-restarts", "-1 is below 0"),
-    ("v5e-spot", {"--ttl": "-60"}, "--ttl", "-60 is below 0"),
+    ("v5e-spot", {"--ttl": "-60"}, "--ttl", "'-60' is not a duration: give seconds or a "
+     "number with s, m, h or d (such as 3600 or 12h), or 'none' to keep the finished "
+     "workload"),
+    ("v5e-spot", {"--ttl": "12x"}, "--ttl", "'12x' is not a duration: give seconds or a "
+     "number with s, m, h or d (such as 3600 or 12h), or 'none' to keep the finished "
+     "workload"),
+    ("v5e-spot", {"--restart-on-exit-codes": "200-150"}, "--restart-on-exit-codes",
+     f"'200-150' {MSG_EXIT}"),
     ("v5e-spot", {"--termination-grace-period": "-1"}, "--termination-grace-period",
      "-1 is below 0"),
     ("v5e-spot", {"--shm-size": "16GB"}, "--shm-size", "'16GB' is not a quantity such as 16Gi"),
@@ -358,7 +366,8 @@ def test_env_file_then_env_later_wins(tmp_path: Path, outputs: Path) -> None:
     container = yaml.safe_load(result.stdout)["spec"]["replicatedJobs"][0]["template"]["spec"][
         "template"]["spec"]["containers"][0]
     user_env = [e for e in container["env"]
-                if e["name"] not in ("JOBSET_NAME", "REPLICATED_JOB_NAME")]
+                if e["name"] not in ("JOBSET_NAME", "REPLICATED_JOB_NAME",
+                                     "JAX_COORDINATOR_ADDRESS", "JAX_COORDINATOR_PORT")]
     assert user_env == [
         {"name": "LR", "value": "0.2"},
         {"name": "NAME", "value": "run 1"},
