@@ -112,6 +112,9 @@ def _container(spec: WorkloadSpec) -> dict[str, Any]:
         c["ports"] = [{"containerPort": p} for p in TPU_PORTS + (JAX_TPU_COORDINATOR_PORT,)]
     elif spec.parallelism > 1:
         c["ports"] = [{"containerPort": COORDINATOR_PORT}]
+    if spec.capabilities:
+        # What the user asked back (--add-capability); _harden drops every other one.
+        c["securityContext"] = {"capabilities": {"add": list(spec.capabilities)}}
     requests: dict[str, str] = {}
     limits: dict[str, str] = {}
     if pool.resource_name:

@@ -43,6 +43,10 @@ NONE = "none"  # --priority none, --ttl none: no priority label, no TTL
 ANY = "any"  # --restart-on-exit-codes any: every failure restarts (up to --max-restarts)
 _DURATION = re.compile(r"^([0-9]+)([smhd]?)\Z")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_CAPABILITY = re.compile(r"^[A-Z][A-Z0-9_]*\Z")
+# Never added back: each is root on the node in all but name.
+_REFUSED_CAPABILITIES = ("ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_PTRACE", "SYS_RAWIO",
+                         "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "BPF", "PERFMON")
 
 
 class SpecError(ValueError):
@@ -84,6 +88,8 @@ class WorkloadSpec:
     labels: tuple[tuple[str, str], ...] = field(default=())
     # The pod's service-account token is mounted only for jobs that call the Kubernetes API.
     mount_service_account_token: bool = False
+    # Capabilities the main container gets back after dropping all (--add-capability).
+    capabilities: tuple[str, ...] = ()
 
     @property
     def replicated_job(self) -> str:
@@ -183,6 +189,23 @@ def parse_exit_codes(text: str | None) -> tuple[int, ...]:
     return tuple(sorted(codes))
 
 
+def parse_capabilities(items: Sequence[str]) -> tuple[str, ...]:
+    """Linux capability names, with or without CAP_ (``SETUID``, ``CAP_IPC_LOCK``)."""
+    out: list[str] = []
+    for item in items:
+        name = item.strip().upper().removeprefix("CAP_")
+        if not _CAPABILITY.match(name):
+            raise SpecError("--add-capability", f"{item!r} is not a capability name such as "
+                            "IPC_LOCK or SETUID")
+        if name in _REFUSED_CAPABILITIES:
+            raise SpecError("--add-capability", f"{item!r} is not allowed: it gives the "
+                            f"container the node ({', '.join(_REFUSED_CAPABILITIES)} are "
+                            "refused)")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
 def parse_ttl(value: str | int | None) -> int | None:
     """Seconds (or 30m, 12h, 7d) after finishing; ``none`` keeps finished workloads."""
     if value is None:
@@ -235,7 +258,7 @@ def build_spec(
     termination_grace_period: int | None = None,
     config_file: str | None = None, shm_size: str | None = None,
     cpu: str | None = None, memory: str | None = None,
-    mount_service_account_token: bool = False,
+    mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -308,6 +331,7 @@ def build_spec(
     _positive("--termination-grace-period", termination_grace_period)
     if restart_on_exit_codes is None:
         restart_on_exit_codes = DEFAULT_RESTART_EXIT_CODES
+    capabilities = parse_capabilities(add_capability)
     if shm_size is not None and not _QUANTITY.match(shm_size):
         raise SpecError("--shm-size", f"{shm_size!r} is not a quantity such as 16Gi")
     if cpu is not None and not _CPU.match(cpu):
@@ -347,5 +371,5 @@ def build_spec(
         retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl_seconds,
         termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
         config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
-        mount_service_account_token=mount_service_account_token,
+        mount_service_account_token=mount_service_account_token, capabilities=capabilities,
     )

@@ -160,6 +160,9 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
 @click.option("--mount-service-account-token", is_flag=True,
               help="Mount the pod's Kubernetes service-account token (only for jobs that "
                    "call the Kubernetes API).")
+@click.option("--add-capability", multiple=True, metavar="CAP",
+              help="Give the main container back a Linux capability (all are dropped), "
+                   "e.g. IPC_LOCK, or SETUID and SETGID for images that switch users.")
 @click.option("--config-file", type=click.Path(dir_okay=False),
               help="File delivered to every pod at /etc/accelstack/config/<name> "
                    "($ACCELSTACK_CONFIG).")
@@ -181,7 +184,8 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            env: tuple[str, ...], env_file: str | None, secret_env: tuple[str, ...],
            priority: str | None, max_restarts: int, restart_on_exit_codes: str | None,
            ttl: str | None, termination_grace_period: int | None,
-           mount_service_account_token: bool, config_file: str | None,
+           mount_service_account_token: bool, add_capability: tuple[str, ...],
+           config_file: str | None,
            shm_size: str | None, cpu: str | None, memory: str | None, namespace: str | None,
            queue: str | None, dry_run: bool,
            fmt: str, export_file: str | None, replace: bool) -> None:
@@ -194,7 +198,8 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
             max_restarts=max_restarts, restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
             termination_grace_period=termination_grace_period, config_file=config_file,
             shm_size=shm_size, cpu=cpu, memory=memory,
-            mount_service_account_token=mount_service_account_token)
+            mount_service_account_token=mount_service_account_token,
+            add_capability=add_capability)
     except SpecError as e:
         raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
     objs = render(spec)

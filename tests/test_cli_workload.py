@@ -1044,3 +1044,75 @@ def test_delete_needs_names_or_all(args: list[str], outputs: Path,
                              "Try 'main workload delete --help' for help.\n\n"
                              "Error: name one or more workloads, or pass --all\n")
     assert server.state.requests == []
+
+
+# -- defaults ------------------------------------------------------------------------------
+
+def test_help_states_every_default() -> None:
+    out = CliRunner().invoke(main, ["workload", "create", "--help"], terminal_width=200).output
+    # each option's help: from its line to the next option's
+    helps = {m.group(1): " ".join(m.group(2).split()) for m in re.finditer(
+        r"^\s+(--[a-z-]+)(.*?)(?=^\s+-)", out, re.M | re.S)}
+    for option, default in (("--priority", "[default: medium]"), ("--ttl", "[default: 12h]"),
+                            ("--termination-grace-period", "[default: 30]"),
+                            ("--restart-on-exit-codes", "[default: 42,127-255]"),
+                            ("--max-restarts", "[default: 3]")):
+        assert default in helps[option], option
+
+
+def _pod_and_body(result: Result) -> tuple[dict[str, Any], dict[str, Any]]:
+    assert result.exit_code == 0, result.output
+    js = yaml.safe_load(result.stdout)
+    job = js["spec"]["replicatedJobs"][0]["template"]["spec"]
+    return job, js
+
+
+def test_no_flags_get_the_defaults(outputs: Path) -> None:
+    job, js = _pod_and_body(run(outputs, *CREATE, "--dry-run"))
+    assert js["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "medium"
+    assert js["spec"]["ttlSecondsAfterFinished"] == 43200
+    assert js["spec"]["failurePolicy"]["maxRestarts"] == 3
+    assert js["spec"]["failurePolicy"]["rules"][0]["action"] == "FailJobSet"
+    assert job["podFailurePolicy"]["rules"][1]["onExitCodes"]["values"] == [
+        42, *range(127, 256)]
+    pod = job["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 30
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["containers"][0]["securityContext"] == {
+        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def test_every_default_can_be_turned_off(outputs: Path) -> None:
+    job, js = _pod_and_body(run(
+        outputs, *CREATE, "--priority", "none", "--ttl", "none", "--restart-on-exit-codes",
+        "any", "--max-restarts", "0", "--termination-grace-period", "0",
+        "--mount-service-account-token", "--add-capability", "cap_setuid",
+        "--add-capability", "SETGID", "--dry-run"))
+    assert "kueue.x-k8s.io/priority-class" not in js["metadata"]["labels"]
+    assert "ttlSecondsAfterFinished" not in js["spec"]
+    assert js["spec"]["failurePolicy"] == {"maxRestarts": 0}
+    assert "podFailurePolicy" not in job
+    pod = job["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 0
+    assert pod["automountServiceAccountToken"] is True
+    assert pod["containers"][0]["securityContext"]["capabilities"] == {
+        "drop": ["ALL"], "add": ["SETUID", "SETGID"]}
+
+
+@pytest.mark.parametrize("ttl, seconds", [("90", 90), ("30m", 1800), ("12h", 43200),
+                                          ("7d", 604800), ("0", 0)])
+def test_ttl_takes_durations(outputs: Path, ttl: str, seconds: int) -> None:
+    _, js = _pod_and_body(run(outputs, *CREATE, "--ttl", ttl, "--dry-run"))
+    assert js["spec"]["ttlSecondsAfterFinished"] == seconds
+
+
+@pytest.mark.parametrize("cap, message", [
+    ("SYS_ADMIN", "'SYS_ADMIN' is not allowed: it gives the container the node"),
+    ("net admin", "'net admin' is not a capability name such as IPC_LOCK or SETUID"),
+])
+def test_add_capability_refused(outputs: Path, server: FakeApiServer, cap: str,
+                                message: str) -> None:
+    result = run(outputs, *CREATE, "--add-capability", cap)
+    assert result.exit_code == 2
+    assert "'--add-capability'" in result.stderr and message in result.stderr
+    assert server.state.requests == []

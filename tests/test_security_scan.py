@@ -40,7 +40,8 @@ TABLE = re.compile(r"<!-- security-allowlist:start -->(.*?)<!-- security-allowli
 ROW = re.compile(r"^\|\s*`?(CKV2?_K8S_\d+)`?\s*\|\s*([^|]+?)\s*\|\s*(.+?)\s*\|\s*$")
 # What a row's "where" column may name: tags an object carries (see _tags).
 TAGS = {"every pod", "workload", "multi-host TPU workload", "workload with --secret-env",
-        "workload with --mount-service-account-token", "GPUDirect workload", "image cache"}
+        "workload with --mount-service-account-token", "workload with --add-capability",
+        "GPUDirect workload", "image cache"}
 
 
 def _checkov() -> str:
@@ -88,6 +89,8 @@ def _tags(obj: dict[str, Any]) -> set[str]:
         tags.add("workload with --mount-service-account-token")
     if pod.get("initContainers"):
         tags.add("GPUDirect workload")
+    if (pod["containers"][0]["securityContext"]["capabilities"]).get("add"):
+        tags.add("workload with --add-capability")
     return tags
 
 
