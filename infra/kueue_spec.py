@@ -88,8 +88,12 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
             label = catalog.TPU_ACCELERATOR_LABEL if tpu else catalog.GPU_ACCELERATOR_LABEL
             taint = catalog.TPU_TAINT if tpu else catalog.GPU_TAINT
             name = f"nap-{accel}"
-            out[name] = Flavor(name, TPU_RESOURCE if tpu else GPU_RESOURCE, {label: accel},
-                               [taint.toleration()], limit)
+            labels, tols = {label: accel}, [taint.toleration()]
+            if any(m.arm_host and m.gke_accelerator == accel for m in catalog.GPU_MODELS):
+                # Arm hosts (A4X): GKE taints them kubernetes.io/arch=arm64:NoSchedule.
+                labels[catalog.ARCH_LABEL] = catalog.ARM64
+                tols.append(catalog.ARM_TAINT.toleration())
+            out[name] = Flavor(name, TPU_RESOURCE if tpu else GPU_RESOURCE, labels, tols, limit)
     if cfg.queues.cpu_quota is not None:
         cpu, mem = cfg.queues.cpu_quota
         out["system-cpu"] = Flavor("system-cpu", "cpu", {"accelstack.dev/slice-pool": "system"},

@@ -1097,3 +1097,15 @@ def test_arm_pools_flavors_select_and_tolerate_arm64() -> None:
     [flavor] = _kind(ev, "ResourceFlavor").values()
     assert flavor["spec"]["tolerations"] == [arm_tol]
     assert flavor["spec"]["nodeLabels"]["kubernetes.io/arch"] == "arm64"
+
+
+def test_auto_provisioned_arm_gpus_flavor_tolerates_arm64() -> None:
+    ev = _ev(slices=[], nodeAutoProvisioning={
+        "cpu": 512, "memoryGb": 2048, "accelerators": {"nvidia-gb200": 16, "nvidia-l4": 8}})
+    flavors = _kind(ev, "ResourceFlavor")
+    gb200, l4 = flavors["nap-nvidia-gb200"]["spec"], flavors["nap-nvidia-l4"]["spec"]
+    assert gb200["nodeLabels"] == {"cloud.google.com/gke-accelerator": "nvidia-gb200",
+                                   "kubernetes.io/arch": "arm64"}
+    assert gb200["tolerations"] == [GPU_TOL, {"key": "kubernetes.io/arch", "operator": "Equal",
+                                              "value": "arm64", "effect": "NoSchedule"}]
+    assert l4["tolerations"] == [GPU_TOL]
