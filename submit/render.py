@@ -4,8 +4,10 @@ One replicated Job per workload: for TPUs one Job per slice (replicas = slices,
 parallelism = completions = VMs per slice, one slice per node pool), for GPUs and CPUs
 one Job of N nodes. Node selectors, tolerations and resource names come from the stack's
 outputs contract, so the pods land exactly on the pools the stack declares; the Kueue
-labels put the JobSet in the stack's queue. ``--dry-run`` and a real submit both call
-``render``. Must not import a Kubernetes client or pulumi.
+labels put the JobSet in the stack's queue. Every container is hardened (no privilege
+escalation, capabilities dropped, seccomp RuntimeDefault, no service-account token unless
+asked for). ``--dry-run`` and a real submit both call ``render``. Must not import a
+Kubernetes client or pulumi.
 """
 
 from __future__ import annotations
@@ -151,8 +153,9 @@ def _pod_spec(spec: WorkloadSpec) -> dict[str, Any]:
     if pool.tolerations:
         pod["tolerations"] = [dict(t) for t in pool.tolerations]
     if pool.node_selector.get(ARCH_LABEL) == "arm64":
-        # Arm hosts (A4X, C4A): the node affinity GKE's A4X and Arm pages show, beside the
-        # contract's selector; GKE tolerates its kubernetes.io/arch taint for such pods.
+        # Arm hosts (A4X, C4A): a required node affinity on kubernetes.io/arch, beside the
+        # contract's selector and Arm toleration (GKE: prepare-arm-workloads-for-deployment;
+        # xpk's arm_gpu_workload_crate template tolerates the same taint).
         pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [
                 {"key": ARCH_LABEL, "operator": "In", "values": ["arm64"]}]}]}}}
