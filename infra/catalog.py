@@ -27,6 +27,7 @@ TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 GPU_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 MACHINE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+ARCH_LABEL = "kubernetes.io/arch"  # set by the kubelet on every node: amd64 or arm64
 TPU_RESOURCE = "google.com/tpu"
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -52,6 +53,14 @@ class Taint:
 # pools) so that only pods that ask for the accelerator land there.
 TPU_TAINT = Taint("google.com/tpu", "present")
 GPU_TAINT = Taint("nvidia.com/gpu", "present")
+# GKE taints every Arm node kubernetes.io/arch=arm64:NoSchedule so that x86 images never
+# land there (https://cloud.google.com/kubernetes-engine/docs/how-to/prepare-arm-workloads-for-deployment).
+# GKE adds the matching toleration only to pods that select arm64 themselves; Kueue
+# flavors and DaemonSets must state it.
+ARM64 = "arm64"
+ARM_TAINT = Taint(ARCH_LABEL, ARM64)
+# Arm CPU series: Axion (C4A) and Ampere Altra (T2A).
+ARM_CPU_SERIES = ("c4a", "t2a")
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,9 @@ class TpuGeneration:
     shapes_2d: tuple[str, ...] = ()
     min_gke_version: str = ""
     single_vm_only: bool = False  # only 2x2x1 on the host machine, no multi-host shapes
+    # Multi-host slices are placed by a HIGH_THROUGHPUT workload policy (xpk:
+    # tpu_type_requires_workload_policy for TPU7x and TPU7) instead of a tpu_topology.
+    workload_policy: bool = False
 
 
 TPU_GENERATIONS: tuple[TpuGeneration, ...] = (
@@ -125,20 +137,22 @@ TPU_GENERATIONS: tuple[TpuGeneration, ...] = (
         host_machine="tpu7x-standard-4t",
         single_vm={"1x1x1": "tpu7x-standard-1t"},
         min_gke_version="1.34.0-gke.2201000",
+        workload_policy=True,
     ),
-    # TPU7 appears in GKE's cluster autoscaler (label value tpu7; tpu7-standard-1t and
-    # tpu7-standard-4t) but no public page states its multi-host shapes, so only its two
-    # single-VM shapes are offered.
+    # TPU7: machine types tpu7-standard-1t and tpu7-standard-4t (label value tpu7). Its
+    # multi-host shapes are those of xpk's catalog (AI-Hypercomputer/xpk,
+    # src/xpk/core/system_characteristics.py: generate_tpu_topologies(max_cubes=4), i.e.
+    # the sub-cubes and 4x4x4, 4x4x8, 4x4x12, 4x4x16, 4x8x8: at most 4 cubes of 64 chips).
     TpuGeneration(
         family="tpu7",
         prefixes=("tpu7",),
         gke_accelerator="tpu7",
         dims=3,
         cores_per_chip=2,
-        max_chips=4,
+        max_chips=256,
         host_machine="tpu7-standard-4t",
         single_vm={"1x1x1": "tpu7-standard-1t"},
-        single_vm_only=True,
+        workload_policy=True,
     ),
 )
 
@@ -154,6 +168,9 @@ class GpuModel:
     networking: str  # "none", "tcpx", "tcpxo" or "rdma"
     display: str  # how messages name the family
     arm_host: bool = False
+    # Other machine types of the same GPUs, as (name suffix, machine type): xpk's
+    # gb200-4-nolssd is an a4x-highgpu-4g-nolssd (no local SSD).
+    variants: tuple[tuple[str, str], ...] = ()
 
 
 GPU_MODELS: tuple[GpuModel, ...] = (
@@ -171,7 +188,7 @@ GPU_MODELS: tuple[GpuModel, ...] = (
              "A3 Ultra (H200 141GB)"),
     GpuModel("a4", "b200", "nvidia-b200", {8: "a4-highgpu-8g"}, "rdma", "A4 (B200)"),
     GpuModel("a4x", "gb200", "nvidia-gb200", {4: "a4x-highgpu-4g"}, "rdma", "A4X (GB200)",
-             arm_host=True),
+             arm_host=True, variants=(("nolssd", "a4x-highgpu-4g-nolssd"),)),
 )
 
 @dataclass(frozen=True)
@@ -270,6 +287,10 @@ class Accelerator:
     taint: Taint | None
     networking: str = "none"
     aliases: tuple[str, ...] = ()
+    arch: str = "amd64"  # the node's kubernetes.io/arch
+    # Also select the machine type: GPU machines that share their GPU label (a4x-highgpu-4g
+    # and its -nolssd variant) are told apart by node.kubernetes.io/instance-type.
+    select_machine: bool = False
 
     @property
     def chips(self) -> int:
@@ -280,14 +301,22 @@ class Accelerator:
         return self.vms_per_slice > 1
 
     @property
+    def taints(self) -> tuple[Taint, ...]:
+        """Every taint GKE puts on this machine's nodes."""
+        out = (self.taint,) if self.taint else ()
+        return out + ((ARM_TAINT,) if self.arch == ARM64 else ())
+
+    @property
     def node_selector(self) -> dict[str, str]:
+        arch = {ARCH_LABEL: ARM64} if self.arch == ARM64 else {}
         if self.kind == "tpu":
             assert self.gke_accelerator and self.topology
             return {TPU_ACCELERATOR_LABEL: self.gke_accelerator, TPU_TOPOLOGY_LABEL: self.topology}
         if self.kind == "gpu":
             assert self.gke_accelerator
-            return {GPU_ACCELERATOR_LABEL: self.gke_accelerator}
-        return {MACHINE_TYPE_LABEL: self.machine_type}
+            machine = {MACHINE_TYPE_LABEL: self.machine_type} if self.select_machine else {}
+            return {GPU_ACCELERATOR_LABEL: self.gke_accelerator, **machine, **arch}
+        return {MACHINE_TYPE_LABEL: self.machine_type, **arch}
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as the CLI prints it and the outputs contract carries it (camelCase)."""
@@ -307,6 +336,7 @@ class Accelerator:
             "resourceName": self.resource_name,
             "networking": self.networking,
             "aliases": list(self.aliases),
+            "arch": self.arch,
         }
 
 
@@ -492,8 +522,11 @@ def _family_table(family: str) -> tuple[dict[str, Accelerator], dict[str, str]]:
 def _gpu_table() -> dict[str, Accelerator]:
     out: dict[str, Accelerator] = {}
     for m in GPU_MODELS:
-        for gpus, machine in m.machines.items():
-            name = f"{m.name_prefix}-{gpus}"
+        shapes = [(f"{m.name_prefix}-{gpus}", gpus, machine) for gpus, machine in m.machines.items()]
+        for suffix, machine in m.variants:
+            gpus = next(g for g, base in m.machines.items() if machine.startswith(base))
+            shapes.append((f"{m.name_prefix}-{gpus}-{suffix}", gpus, machine))
+        for name, gpus, machine in shapes:
             out[name] = Accelerator(
                 name=name,
                 kind="gpu",
@@ -507,6 +540,8 @@ def _gpu_table() -> dict[str, Accelerator]:
                 taint=GPU_TAINT,
                 networking=m.networking,
                 aliases=(machine,),
+                arch=ARM64 if m.arm_host else "amd64",
+                select_machine=bool(m.variants),
             )
     return out
 
@@ -529,6 +564,7 @@ def _cpu_entry(name: str) -> Accelerator | None:
         gke_accelerator=None,
         resource_name=None,
         taint=None,
+        arch=ARM64 if m.group("series") in ARM_CPU_SERIES else "amd64",
     )
 
 
@@ -555,6 +591,13 @@ def all_accelerators() -> Iterator[Accelerator]:
         entry = _cpu_entry(name)
         assert entry is not None
         yield entry
+
+
+def needs_workload_policy(accel: Accelerator) -> bool:
+    """A multi-host TPU slice of a generation placed by a workload policy."""
+    if accel.kind != "tpu" or not accel.multi_host:
+        return False
+    return generation(accel.family).workload_policy
 
 
 def generation(family: str) -> TpuGeneration:

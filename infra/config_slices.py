@@ -299,9 +299,10 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
         r.fail(f"{path}.placement", f"{show(placement)}: a multi-host TPU slice "
                f"({accel.name}) is placed as one compact unit with its topology; remove "
                "placement or set it to compact")
-    if accel.family == "tpu7x" and mode == "queued" and accel.multi_host:
+    if catalog.needs_workload_policy(accel) and mode == "queued":
+        gen = "TPU7x" if accel.family == "tpu7x" else "TPU7"
         r.fail(f"{path}.capacity.mode", "queued provisioning does not support multi-host "
-               "TPU7x slices, which need a workload policy; use flex-start, spot, "
+               f"{gen} slices, which need a workload policy; use flex-start, spot, "
                "reservation or on-demand")
     if mode == "flex-start" and accel.family == "v4":
         r.fail(f"{path}.capacity.mode", "flex-start does not support TPU v4 (GKE: flex-start "

@@ -21,15 +21,36 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 NOOP_IMAGE = "docker.io/library/busybox:1.37.0-musl"
 NOOP_DIR = "/accelstack-noop"
 
-# Every taint accelerator, Spot and queued-provisioning nodes carry.
+# Every taint accelerator, Arm (A4X, C4A, T2A), Spot and queued-provisioning nodes carry.
 TOLERATIONS = [
     {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"},
     {"key": "cloud.google.com/gke-spot", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "cloud.google.com/gke-queued", "operator": "Exists", "effect": "NoSchedule"},
 ]
+# Every container only copies a 1 MB binary, exits at once or sleeps in pause: the
+# sizing rule is a fixed floor, not a share of the node (1m CPU and 8Mi requested, at
+# most 100m CPU and 32Mi, whatever the machine type).
+_REQUESTS = {"cpu": "1m", "memory": "8Mi"}
+_LIMITS = {"cpu": "100m", "memory": "32Mi"}
+# Nothing here needs root, a capability or a writable root filesystem; the image's own
+# user is overridden too (it only runs the static no-op). 65534 is "nobody".
+_UID = 65534
+
+
 def _tiny() -> dict[str, dict[str, str]]:
-    return {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}
+    return {"requests": dict(_REQUESTS), "limits": dict(_LIMITS)}
+
+
+def _hardened() -> dict[str, Any]:
+    return {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]}}
+
+
+def _pod_security() -> dict[str, Any]:
+    return {"runAsNonRoot": True, "runAsUser": _UID, "runAsGroup": _UID,
+            "seccompProfile": {"type": "RuntimeDefault"}}
 
 
 def daemonset_name(image: CachedImage) -> str:
@@ -59,17 +80,20 @@ def daemonset(image: CachedImage) -> dict[str, Any]:
                     "tolerations": [dict(t) for t in TOLERATIONS],
                     "terminationGracePeriodSeconds": 1,
                     "automountServiceAccountToken": False,
+                    "securityContext": _pod_security(),
                     "volumes": [{"name": "noop", "emptyDir": {"sizeLimit": "16Mi"}}],
                     "initContainers": [
                         {"name": "noop", "image": NOOP_IMAGE,
                          "command": ["/bin/cp", "/bin/busybox", f"{NOOP_DIR}/true"],
-                         "resources": _tiny(), "volumeMounts": [dict(m) for m in volume_mount]},
+                         "resources": _tiny(), "securityContext": _hardened(),
+                         "volumeMounts": [dict(m) for m in volume_mount]},
                         {"name": "pull", "image": image.image, "imagePullPolicy": "IfNotPresent",
                          "command": [f"{NOOP_DIR}/true"],
-                         "resources": _tiny(), "volumeMounts": [dict(m) for m in volume_mount]},
+                         "resources": _tiny(), "securityContext": _hardened(),
+                         "volumeMounts": [dict(m) for m in volume_mount]},
                     ],
                     "containers": [{"name": "idle", "image": PAUSE_IMAGE,
-                                    "resources": _tiny()}],
+                                    "resources": _tiny(), "securityContext": _hardened()}],
                 },
             },
         },

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.catalog import Taint
+from infra.catalog import Taint, needs_workload_policy
 from infra.config import SlicePool, StackConfig, SystemPool
 
 OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -62,9 +62,7 @@ def node_selector(pool: SlicePool) -> dict[str, str]:
 
 def tolerations(pool: SlicePool) -> list[dict[str, str]]:
     """Tolerations for every taint the pool's nodes carry."""
-    taints: list[Taint] = []
-    if pool.accelerator.taint is not None:
-        taints.append(pool.accelerator.taint)
+    taints: list[Taint] = list(pool.accelerator.taints)  # GKE's: TPU, GPU, Arm
     taints += declared_taints(pool)
     if pool.capacity.mode == "queued":
         taints.append(QUEUED_TAINT)
@@ -76,15 +74,17 @@ def vms_total(pool: SlicePool) -> int:
 
 
 def workload_policy_args(cfg: StackConfig, pool: SlicePool, index: int) -> dict[str, Any] | None:
-    """TPU7x multi-host slices need a HIGH_THROUGHPUT workload policy with their topology."""
+    """TPU7x and TPU7 multi-host slices need a HIGH_THROUGHPUT workload policy with their
+    topology."""
     accel = pool.accelerator
-    if accel.family != "tpu7x" or not accel.multi_host:
+    if not needs_workload_policy(accel):
         return None
     return {
         "name": f"{cfg.cluster_name}-{pool.node_pool_names()[index]}-wp"[:63],
         "project": cfg.project,
         "region": cfg.region,
-        "description": f"TPU7x {accel.topology} slice {pool.node_pool_names()[index]}",
+        "description": f"{accel.family.upper().replace('X', 'x')} {accel.topology} slice "
+                       f"{pool.node_pool_names()[index]}",
         "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": accel.topology},
     }
 

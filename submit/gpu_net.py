@@ -60,6 +60,10 @@ def _daemon(name: str, image: str, command: list[str], caps: list[str],
         "name": name, "image": image, "imagePullPolicy": "Always",
         "restartPolicy": "Always",  # a native sidecar: runs beside the workload, ends with it
         "command": command,
+        # The receive-datapath daemon programs the data NICs' flow steering and queues,
+        # which needs NET_ADMIN (TCPXO also binds a privileged port: NET_BIND_SERVICE), as
+        # in container-engine-accelerators' gpudirect-tcpx(o) manifests; render.py drops
+        # every other capability.
         "securityContext": {"capabilities": {"add": caps}},
         "env": [{"name": "LD_LIBRARY_PATH", "value": LD_PATH}],
         "volumeMounts": mounts,

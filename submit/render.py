@@ -4,8 +4,10 @@ One replicated Job per workload: for TPUs one Job per slice (replicas = slices,
 parallelism = completions = VMs per slice, one slice per node pool), for GPUs and CPUs
 one Job of N nodes. Node selectors, tolerations and resource names come from the stack's
 outputs contract, so the pods land exactly on the pools the stack declares; the Kueue
-labels put the JobSet in the stack's queue. ``--dry-run`` and a real submit both call
-``render``. Must not import a Kubernetes client or pulumi.
+labels put the JobSet in the stack's queue. Every container is hardened (no privilege
+escalation, capabilities dropped, seccomp RuntimeDefault, no service-account token unless
+asked for). ``--dry-run`` and a real submit both call ``render``. Must not import a
+Kubernetes client or pulumi.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOBSET_ANN = "jobset.sigs.k8s.io"
 TPU_PORTS = (8471, 8080)  # TPU runtime and multislice (megascale) ports
 COORDINATOR_PORT = 6002
+# JAX's own coordinator port on Cloud TPU (jax/_src/clusters/cloud_tpu_cluster.py uses
+# 8476 for the address it detects); distinct from the TPU runtime's 8471 and megascale's
+# 8080, which share the host's network on multi-host slices.
+JAX_TPU_COORDINATOR_PORT = 8476
 FAIL_FAST_RULE = "failFastOnUserErrors"
+ARCH_LABEL = "kubernetes.io/arch"
 
 
 def config_map_name(spec: WorkloadSpec) -> str:
@@ -51,6 +58,11 @@ def _topology_env(spec: WorkloadSpec) -> list[dict[str, Any]]:
         {"name": "REPLICATED_JOB_NAME", **_field(_annotation(f"{JOBSET_ANN}/replicatedjob-name"))},
     ]
     coordinator = "$(JOBSET_NAME)-$(REPLICATED_JOB_NAME)-0-0.$(JOBSET_NAME)"
+    # Launchers written for xpk read JAX_COORDINATOR_ADDRESS (jax.distributed.initialize()
+    # reads it as given, so it is host:port) and JAX_COORDINATOR_PORT.
+    jax_port = JAX_TPU_COORDINATOR_PORT if spec.pool.kind == "tpu" else COORDINATOR_PORT
+    env += [{"name": "JAX_COORDINATOR_ADDRESS", "value": f"{coordinator}:{jax_port}"},
+            {"name": "JAX_COORDINATOR_PORT", "value": str(jax_port)}]
     if spec.pool.kind == "tpu":
         # GKE injects TPU_WORKER_ID and TPU_WORKER_HOSTNAMES for the slice; multislice JAX
         # also needs the slice count, this slice's index and one coordinator for all slices.
@@ -120,9 +132,12 @@ def _container(spec: WorkloadSpec) -> dict[str, Any]:
                     "value": f"{CONFIG_MOUNT}/{spec.config_file_name}"})
     c["env"] = env
     if pool.kind == "tpu":
-        c["ports"] = [{"containerPort": p} for p in TPU_PORTS]
+        c["ports"] = [{"containerPort": p} for p in TPU_PORTS + (JAX_TPU_COORDINATOR_PORT,)]
     elif spec.parallelism > 1:
         c["ports"] = [{"containerPort": COORDINATOR_PORT}]
+    if spec.capabilities:
+        # What the user asked back (--add-capability); _harden drops every other one.
+        c["securityContext"] = {"capabilities": {"add": list(spec.capabilities)}}
     resources = _resources(spec)
     if resources:
         c["resources"] = resources
@@ -149,13 +164,36 @@ def _pod_spec(spec: WorkloadSpec) -> dict[str, Any]:
     }
     if pool.tolerations:
         pod["tolerations"] = [dict(t) for t in pool.tolerations]
+    if pool.node_selector.get(ARCH_LABEL) == "arm64":
+        # Arm hosts (A4X, C4A): a required node affinity on kubernetes.io/arch, beside the
+        # contract's selector and Arm toleration (GKE: prepare-arm-workloads-for-deployment;
+        # xpk's arm_gpu_workload_crate template tolerates the same taint).
+        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": ARCH_LABEL, "operator": "In", "values": ["arm64"]}]}]}}}
     if pool.kind == "tpu" and (pool.vms_per_slice > 1 or spec.replicas > 1):
         # Multislice traffic runs over the hosts' network (DCN).
         pod["hostNetwork"] = True
         pod["dnsPolicy"] = "ClusterFirstWithHostNet"
     if spec.termination_grace_seconds is not None:
         pod["terminationGracePeriodSeconds"] = spec.termination_grace_seconds
+    # No Kubernetes API credentials in the pod unless the job asked for them.
+    pod["automountServiceAccountToken"] = spec.mount_service_account_token
+    pod["securityContext"] = {"seccompProfile": {"type": "RuntimeDefault"}}
     return pod
+
+
+def _harden(pod: dict[str, Any]) -> None:
+    """Every container: no privilege escalation and no capability but those a component
+    added (the GPUDirect daemons' NET_ADMIN, see gpu_net). Root and a writable root
+    filesystem stay: typical training images need both (README, Security)."""
+    for c in pod.get("initContainers", []) + pod["containers"]:
+        added = (c.get("securityContext") or {}).get("capabilities", {}).get("add")
+        caps: dict[str, Any] = {"drop": ["ALL"]}
+        if added:
+            caps["add"] = list(added)
+        c["securityContext"] = {**(c.get("securityContext") or {}),
+                                "allowPrivilegeEscalation": False, "capabilities": caps}
 
 
 def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
@@ -199,6 +237,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     pod = _pod_spec(spec)
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
     gpu_net.decorate(spec, pod, pod_meta)
+    _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
     if spec.retriable_exit_codes:

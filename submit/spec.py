@@ -29,6 +29,28 @@ MAX_CONFIG_BYTES = 1024 * 1024 - 4096  # a ConfigMap holds at most 1 MiB
 INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts and ttlSecondsAfterFinished are int32
 _DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
+# Defaults a workload gets when the user says nothing (xpk's, where xpk has one: priority
+# medium, a 12 h TTL, a 30 s grace period, and exit codes 42 and 127-255 restarting while
+# any other failure fails at once; AI-Hypercomputer/xpk src/xpk/parser/workload.py and
+# get_restart_exit_codes in src/xpk/commands/workload.py). Each has an override.
+DEFAULT_PRIORITY = "medium"
+DEFAULT_TTL = "12h"
+DEFAULT_TERMINATION_GRACE_SECONDS = 30
+# 42 is the "please restart me" code of xpk-era launchers; 128+N is a process killed by
+# signal N (a preemption's SIGTERM, an OOM kill), 127 a command the image lacks.
+DEFAULT_RESTART_EXIT_CODES = "42,127-255"
+# Restarts only follow the codes above and disruptions (Spot preemption, maintenance), so
+# a few of them cost nothing on user errors, which fail at once.
+DEFAULT_MAX_RESTARTS = 3
+NONE = "none"  # --priority none, --ttl none: no priority label, no TTL
+ANY = "any"  # --restart-on-exit-codes any: every failure restarts (up to --max-restarts)
+_DURATION = re.compile(r"^([0-9]+)([smhd]?)\Z")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_CAPABILITY = re.compile(r"^[A-Z][A-Z0-9_]*\Z")
+# Never added back: each is root on the node in all but name.
+_REFUSED_CAPABILITIES = ("ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_PTRACE", "SYS_RAWIO",
+                         "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "BPF", "PERFMON")
+
 
 class SpecError(ValueError):
     def __init__(self, option: str, message: str) -> None:
@@ -67,6 +89,10 @@ class WorkloadSpec:
     cpu: str | None = None  # requests per pod (Kueue counts them against CPU quotas)
     memory: str | None = None
     labels: tuple[tuple[str, str], ...] = field(default=())
+    # The pod's service-account token is mounted only for jobs that call the Kubernetes API.
+    mount_service_account_token: bool = False
+    # Capabilities the main container gets back after dropping all (--add-capability).
+    capabilities: tuple[str, ...] = ()
 
     @property
     def replicated_job(self) -> str:
@@ -139,16 +165,60 @@ def parse_secret_env(items: Sequence[str]) -> list[EnvVar]:
 
 
 def parse_exit_codes(text: str | None) -> tuple[int, ...]:
-    if not text:
+    """Exit codes and ranges (``42,127-255``); ``any`` (or nothing) is the empty tuple:
+    no code fails the workload at once."""
+    if not text or text.strip().lower() == ANY:
         return ()
-    codes = []
+    codes: set[int] = set()
     for part in text.split(","):
         part = part.strip()
-        if not part.isdigit() or not 1 <= int(part) <= 255:
+        low, dash, high = part.partition("-")
+        bounds = (low, high) if dash else (low,)
+        if not all(b.strip().isdigit() and 1 <= int(b) <= 255 for b in bounds) or (
+                dash and int(low) > int(high)):
             raise SpecError("--restart-on-exit-codes", f"{part!r} is not an exit code from 1 "
-                            "to 255 (give a comma-separated list such as 42,43)")
-        codes.append(int(part))
-    return tuple(sorted(set(codes)))
+                            "to 255 or a range such as 127-255 (give a comma-separated list "
+                            f"such as 42,127-255, or '{ANY}')")
+        codes.update(range(int(low), int(bounds[-1]) + 1))
+    return tuple(sorted(codes))
+
+
+def parse_capabilities(items: Sequence[str]) -> tuple[str, ...]:
+    """Linux capability names, with or without CAP_ (``SETUID``, ``CAP_IPC_LOCK``)."""
+    out: list[str] = []
+    for item in items:
+        name = item.strip().upper().removeprefix("CAP_")
+        if not _CAPABILITY.match(name):
+            raise SpecError("--add-capability", f"{item!r} is not a capability name such as "
+                            "IPC_LOCK or SETUID")
+        if name in _REFUSED_CAPABILITIES:
+            raise SpecError("--add-capability", f"{item!r} is not allowed: it gives the "
+                            f"container the node ({', '.join(_REFUSED_CAPABILITIES)} are "
+                            "refused)")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def parse_ttl(value: str | int | None) -> int | None:
+    """Seconds (or 30m, 12h, 7d) after finishing; ``none`` keeps finished workloads."""
+    if value is None:
+        value = DEFAULT_TTL
+    if isinstance(value, int):
+        check_range("--ttl", value, 0)
+        return value
+    text = value.strip().lower()
+    if text == NONE:
+        return None
+    m = _DURATION.match(text)
+    if not m:
+        raise SpecError("--ttl", f"{value!r} is not a duration: give seconds or a number "
+                        f"with s, m, h or d (such as 3600 or 12h), or '{NONE}' to keep the "
+                        "finished workload")
+    seconds = int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    if seconds > INT32_MAX:  # ttlSecondsAfterFinished is an int32
+        raise SpecError("--ttl", f"{value!r} is more than {INT32_MAX} seconds")
+    return seconds
 
 
 def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) -> SlicePoolInfo:
@@ -273,9 +343,10 @@ def check_options(
     namespace: str | None = None, queue: str | None = None, env: Sequence[str] = (),
     env_file: str | None = None, secret_env: Sequence[str] = (), priority: str | None = None,
     max_restarts: int | None = 0, restart_on_exit_codes: str | None = None,
-    ttl: int | None = None, termination_grace_period: int | None = None,
+    ttl: str | int | None = None, termination_grace_period: int | None = None,
     config_file: str | None = None, shm_size: str | None = None, cpu: str | None = None,
-    memory: str | None = None, **_needs_the_stack: object,
+    memory: str | None = None, add_capability: Sequence[str] = (),
+    **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
 
@@ -297,9 +368,10 @@ def check_options(
     _name("--queue", queue, "a LocalQueue name (a DNS-1123 subdomain)", _SECRET, 253)
     _name("--priority", priority, "a priority class name (a DNS-1123 subdomain)", _SECRET, 253)
     check_range("--max-restarts", max_restarts, 0)
-    check_range("--ttl", ttl, 0)
+    parse_ttl(ttl)
     check_range("--termination-grace-period", termination_grace_period, 0)
     parse_exit_codes(restart_on_exit_codes)
+    parse_capabilities(add_capability)
     _quantity("--shm-size", shm_size, _QUANTITY, "quantity such as 16Gi")
     _quantity("--cpu", cpu, _CPU, "CPU quantity such as 30 or 3500m")
     _quantity("--memory", memory, _QUANTITY, "quantity such as 100Gi")
@@ -316,19 +388,24 @@ def build_spec(
     command: str | None = None, num_slices: int | None = None, num_nodes: int | None = None,
     pool: str | None = None, namespace: str | None = None, queue: str | None = None,
     env: Sequence[str] = (), env_file: str | None = None, secret_env: Sequence[str] = (),
-    priority: str | None = None, max_restarts: int = 0, restart_on_exit_codes: str | None = None,
-    ttl: int | None = None, termination_grace_period: int | None = None,
+    priority: str | None = None, max_restarts: int = DEFAULT_MAX_RESTARTS,
+    restart_on_exit_codes: str | None = None, ttl: str | int | None = None,
+    termination_grace_period: int | None = None,
     config_file: str | None = None, shm_size: str | None = None,
     cpu: str | None = None, memory: str | None = None,
+    mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
 ) -> WorkloadSpec:
-    """Check every option against the stack and return the workload to render."""
+    """Check every option against the stack and return the workload to render.
+
+    ``None`` for priority, ttl, termination_grace_period and restart_on_exit_codes means
+    the default (DEFAULT_*)."""
     check_options(
         workload=workload, accelerator=accelerator, image=image, command=command,
         num_slices=num_slices, num_nodes=num_nodes, namespace=namespace, queue=queue, env=env,
         env_file=env_file, secret_env=secret_env, priority=priority, max_restarts=max_restarts,
         restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
         termination_grace_period=termination_grace_period, config_file=config_file,
-        shm_size=shm_size, cpu=cpu, memory=memory)
+        shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability)
     chosen = pick_pool(outputs, accelerator, pool)
     dws = chosen.capacity_mode in ("flex-start", "queued")
     if chosen.kind == "tpu":
@@ -369,12 +446,21 @@ def build_spec(
         known = ", ".join(x.name for x in outputs.local_queues if x.namespace == ns) or "none"
         raise SpecError("--queue", f"{q!r} is not a LocalQueue of stack {outputs.stack!r} in "
                         f"namespace {ns!r}; its queues there: {known}")
-    if priority is not None and priority not in outputs.priority_classes:
+    if priority is None:
+        # A stack without the default class still renders (with Kueue's priority 0).
+        priority = DEFAULT_PRIORITY if DEFAULT_PRIORITY in outputs.priority_classes else NONE
+    if priority != NONE and priority not in outputs.priority_classes:
         raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
-                        f"allowed: {', '.join(outputs.priority_classes)}")
+                        f"allowed: {', '.join(outputs.priority_classes)}, or '{NONE}'")
     too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
     if too_big is not None:
         raise SpecError(*too_big)
+    ttl_seconds = parse_ttl(ttl)
+    if termination_grace_period is None:
+        termination_grace_period = DEFAULT_TERMINATION_GRACE_SECONDS
+    if restart_on_exit_codes is None:
+        restart_on_exit_codes = DEFAULT_RESTART_EXIT_CODES
+    capabilities = parse_capabilities(add_capability)
 
     env_vars = parse_env_file(env_file) if env_file else []
     env_vars += parse_env(env) + parse_secret_env(secret_env)
@@ -387,8 +473,9 @@ def build_spec(
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
         parallelism=parallelism, image=image, command=command, env=tuple(seen.values()),
-        priority=priority, max_restarts=max_restarts,
-        retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl,
+        priority=None if priority == NONE else priority, max_restarts=max_restarts,
+        retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl_seconds,
         termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
         config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
+        mount_service_account_token=mount_service_account_token, capabilities=capabilities,
     )

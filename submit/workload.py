@@ -202,16 +202,28 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
 @click.option("--env-file", type=click.Path(dir_okay=False), help="File of KEY=VALUE lines.")
 @click.option("--secret-env", multiple=True, metavar="NAME=SECRET/KEY",
               help="Environment variable from a key of a Kubernetes Secret.")
-@click.option("--priority", help="Kueue priority class (very-low .. very-high).")
-@click.option("--max-restarts", type=int, default=0, show_default=True,
-              help="Times the whole workload may restart after a failure.")
+@click.option("--priority", help="Kueue priority class (very-low .. very-high), or 'none' "
+              f"for Kueue's priority 0.  [default: {sp.DEFAULT_PRIORITY}]")
+@click.option("--max-restarts", type=int, default=sp.DEFAULT_MAX_RESTARTS, show_default=True,
+              help="Times the whole workload may restart after a failure that "
+                   "--restart-on-exit-codes or a disruption (preemption, maintenance) "
+                   "allows.")
 @click.option("--restart-on-exit-codes", metavar="CODES",
-              help="Comma-separated exit codes that restart the workload; any other failure "
-                   "fails it at once.")
-@click.option("--ttl", type=int, metavar="SECONDS", help="Delete the workload this long after "
-              "it finishes.")
+              help="Exit codes and ranges that restart the workload; any other failure "
+                   "fails it at once. 'any': every failure restarts.  "
+                   f"[default: {sp.DEFAULT_RESTART_EXIT_CODES}]")
+@click.option("--ttl", metavar="DURATION", help="Delete the workload this long after it "
+              "finishes: seconds, or with s, m, h or d; 'none' keeps it.  "
+              f"[default: {sp.DEFAULT_TTL}]")
 @click.option("--termination-grace-period", type=int, metavar="SECONDS",
-              help="Grace period for pods to stop.")
+              help="Grace period for pods to stop.  "
+                   f"[default: {sp.DEFAULT_TERMINATION_GRACE_SECONDS}]")
+@click.option("--mount-service-account-token", is_flag=True,
+              help="Mount the pod's Kubernetes service-account token (only for jobs that "
+                   "call the Kubernetes API).")
+@click.option("--add-capability", multiple=True, metavar="CAP",
+              help="Give the main container back a Linux capability (all are dropped), "
+                   "e.g. IPC_LOCK, or SETUID and SETGID for images that switch users.")
 @click.option("--config-file", type=click.Path(dir_okay=False),
               help="File delivered to every pod at /etc/accelstack/config/<name> "
                    "($ACCELSTACK_CONFIG).")
@@ -232,7 +244,9 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            num_slices: int | None, num_nodes: int | None, image: str, command: str | None,
            env: tuple[str, ...], env_file: str | None, secret_env: tuple[str, ...],
            priority: str | None, max_restarts: int, restart_on_exit_codes: str | None,
-           ttl: int | None, termination_grace_period: int | None, config_file: str | None,
+           ttl: str | None, termination_grace_period: int | None,
+           mount_service_account_token: bool, add_capability: tuple[str, ...],
+           config_file: str | None,
            shm_size: str | None, cpu: str | None, memory: str | None, namespace: str | None,
            queue: str | None, dry_run: bool,
            fmt: str, export_file: str | None, replace: bool) -> None:
@@ -243,7 +257,9 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
         queue=queue, env=env, env_file=env_file, secret_env=secret_env, priority=priority,
         max_restarts=max_restarts, restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
         termination_grace_period=termination_grace_period, config_file=config_file,
-        shm_size=shm_size, cpu=cpu, memory=memory)
+        shm_size=shm_size, cpu=cpu, memory=memory,
+        mount_service_account_token=mount_service_account_token,
+        add_capability=add_capability)
     with bad_input():
         check_options(**options)  # before the outputs: a bad option never runs `pulumi`
         if export_file and not Path(export_file).resolve().parent.is_dir():

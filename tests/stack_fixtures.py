@@ -57,6 +57,18 @@ STACKS: dict[str, dict[str, Any]] = {
     # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking.
     "g2": _stack("us-central1", "us-central1-a", "g2", [
         {"accelerator": "l4-8", "count": 2}]),
+    # TPU7: two 4x4x8 slices (32 VMs each), placed by workload policies.
+    "tpu7": _stack("us-central1", "us-central1-c", "tpu7", [
+        {"accelerator": "tpu7-4x4x8", "count": 2}], releaseChannel="RAPID"),
+    # A4X (GB200, Arm hosts): four a4x-highgpu-4g nodes on a reservation and two
+    # a4x-highgpu-4g-nolssd nodes on Spot, GPUDirect-RDMA.
+    "a4x": _stack("us-central1", "us-central1-a", "a4x", [
+        {"accelerator": "gb200-4", "count": 4,
+         "capacity": {"mode": "reservation", "reservation": "gb200-reservation"}},
+        {"accelerator": "gb200-4-nolssd", "count": 2, "capacity": "spot"}]),
+    # Axion (C4A, Arm): one pool of two c4a-standard-72 VMs.
+    "c4a": _stack("us-central1", "us-central1-a", "c4a", [
+        {"accelerator": "c4a-standard-72-2", "count": 1}]),
     # CPU: one pool of four n2-standard-32 VMs.
     "cpu": _stack("us-central1", "us-central1-a", "cpu", [
         {"accelerator": "n2-standard-32-4", "count": 1}]),

@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 import schema
+import stack_fixtures
 from conftest import MINIMAL, STACK_FILES
 from infra import addons_spec, catalog, contract, harness, image_cache_spec, kueue_spec
 from infra import config as config_mod
@@ -816,8 +817,11 @@ def _maxtext() -> dict[str, Any]:
     name = "image-cache-maxtext"
     labels = {"app.kubernetes.io/name": "image-cache", "app.kubernetes.io/instance": name,
               "app.kubernetes.io/managed-by": "accelstack"}
-    tiny = {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}
+    tiny = {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"cpu": "100m",
+                                                                    "memory": "32Mi"}}
     mount = [{"name": "noop", "mountPath": "/accelstack-noop"}]
+    hardened = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                "capabilities": {"drop": ["ALL"]}}
     return {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": "accelstack-system", "labels": labels},
@@ -830,23 +834,31 @@ def _maxtext() -> dict[str, Any]:
                     "nodeSelectorTerms": [{"matchExpressions": [{
                         "key": POOL, "operator": "In", "values": ["v5litepod-16"]}]}]}}},
                 "tolerations": [
-                    {"key": k, "operator": "Exists", "effect": "NoSchedule"}
-                    for k in ("google.com/tpu", "nvidia.com/gpu", "cloud.google.com/gke-spot",
-                              "cloud.google.com/gke-queued")],
+                    {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+                     "effect": "NoSchedule"},
+                    {"key": "cloud.google.com/gke-spot", "operator": "Exists",
+                     "effect": "NoSchedule"},
+                    {"key": "cloud.google.com/gke-queued", "operator": "Exists",
+                     "effect": "NoSchedule"}],
                 "terminationGracePeriodSeconds": 1,
                 "automountServiceAccountToken": False,
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 65534,
+                                    "runAsGroup": 65534,
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
                 "volumes": [{"name": "noop", "emptyDir": {"sizeLimit": "16Mi"}}],
                 "initContainers": [
                     {"name": "noop", "image": "docker.io/library/busybox:1.37.0-musl",
                      "command": ["/bin/cp", "/bin/busybox", "/accelstack-noop/true"],
-                     "resources": tiny, "volumeMounts": mount},
+                     "resources": tiny, "securityContext": hardened, "volumeMounts": mount},
                     {"name": "pull",
                      "image": "us-docker.pkg.dev/my-ml-project/training/maxtext:2026.11.1",
                      "imagePullPolicy": "IfNotPresent", "command": ["/accelstack-noop/true"],
-                     "resources": tiny, "volumeMounts": mount},
+                     "resources": tiny, "securityContext": hardened, "volumeMounts": mount},
                 ],
                 "containers": [{"name": "idle", "image": "registry.k8s.io/pause:3.10",
-                                "resources": tiny}],
+                                "resources": tiny, "securityContext": hardened}],
             }},
         },
     }
@@ -878,12 +890,25 @@ def test_cached_image_runs_no_shell(case: tuple[dict[str, Any], Evaluation]) -> 
         assert pull["volumeMounts"] == noop["volumeMounts"] == [
             {"name": "noop", "mountPath": "/accelstack-noop"}]
         assert pod["containers"] == [{"name": "idle", "image": "registry.k8s.io/pause:3.10",
-                                      "resources": pull["resources"]}]
+                                      "resources": pull["resources"],
+                                      "securityContext": pull["securityContext"]}]
         assert [t["key"] for t in pod["tolerations"]] == [
-            "google.com/tpu", "nvidia.com/gpu", "cloud.google.com/gke-spot",
-            "cloud.google.com/gke-queued"]
-        assert all(t["operator"] == "Exists" and t["effect"] == "NoSchedule"
-                   for t in pod["tolerations"])
+            "google.com/tpu", "nvidia.com/gpu", "kubernetes.io/arch",
+            "cloud.google.com/gke-spot", "cloud.google.com/gke-queued"]
+        assert all(t["effect"] == "NoSchedule" for t in pod["tolerations"])
+        # GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule (A4X, C4A, T2A)
+        assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+                "effect": "NoSchedule"} in pod["tolerations"]
+        # hardened: no root, no capability, no escalation, read-only root, seccomp
+        assert pod["automountServiceAccountToken"] is False
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        for c in pod["initContainers"] + pod["containers"]:
+            assert c["securityContext"] == {"allowPrivilegeEscalation": False,
+                                            "readOnlyRootFilesystem": True,
+                                            "capabilities": {"drop": ["ALL"]}}
+            assert set(c["resources"]["requests"]) == set(c["resources"]["limits"]) == {
+                "cpu", "memory"}
         pulled.append(pull["image"])
     assert sorted(pulled) == sorted(images)
 
@@ -1172,3 +1197,37 @@ def test_jobset_manifest_carries_the_sizing_transform() -> None:
     ev = _evaluate("Pulumi.v6e-training.yaml")
     [jobset] = [r for r in ev.of_type("kubernetes:yaml/v2:ConfigFile") if r.name == "jobset"]
     assert jobset.transforms == 1
+
+
+def test_arm_pools_flavors_select_and_tolerate_arm64() -> None:
+    # GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule (A4X's Grace CPUs, Axion
+    # C4A): a flavor without the toleration would admit workloads whose pods never
+    # schedule, so Kueue's flavor carries it and selects on the architecture.
+    ev = harness.evaluate(stack_fixtures.stack_config("a4x"), "test")
+    arm_tol = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+               "effect": "NoSchedule"}
+    flavors = _kind(ev, "ResourceFlavor")
+    assert sorted(flavors) == ["gb200-4-nolssd-spot", "gb200-4-reservation"]
+    for name, machine in (("gb200-4-reservation", "a4x-highgpu-4g"),
+                          ("gb200-4-nolssd-spot", "a4x-highgpu-4g-nolssd")):
+        spec = flavors[name]["spec"]
+        assert arm_tol in spec["tolerations"]
+        assert spec["nodeLabels"]["kubernetes.io/arch"] == "arm64"
+        # the two A4X machines share their GPU label; the machine type tells them apart
+        assert spec["nodeLabels"]["node.kubernetes.io/instance-type"] == machine
+    ev = harness.evaluate(stack_fixtures.stack_config("c4a"), "test")
+    [flavor] = _kind(ev, "ResourceFlavor").values()
+    assert flavor["spec"]["tolerations"] == [arm_tol]
+    assert flavor["spec"]["nodeLabels"]["kubernetes.io/arch"] == "arm64"
+
+
+def test_auto_provisioned_arm_gpus_flavor_tolerates_arm64() -> None:
+    ev = _ev(slices=[], nodeAutoProvisioning={
+        "cpu": 512, "memoryGb": 2048, "accelerators": {"nvidia-gb200": 16, "nvidia-l4": 8}})
+    flavors = _kind(ev, "ResourceFlavor")
+    gb200, l4 = flavors["nap-nvidia-gb200"]["spec"], flavors["nap-nvidia-l4"]["spec"]
+    assert gb200["nodeLabels"] == {"cloud.google.com/gke-accelerator": "nvidia-gb200",
+                                   "kubernetes.io/arch": "arm64"}
+    assert gb200["tolerations"] == [GPU_TOL, {"key": "kubernetes.io/arch", "operator": "Equal",
+                                              "value": "arm64", "effect": "NoSchedule"}]
+    assert l4["tolerations"] == [GPU_TOL]

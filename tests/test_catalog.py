@@ -63,6 +63,26 @@ TPU_FACTS = [
     ("tpu7x-4x4x8", "tpu7x-256", "tpu7x", "tpu7x-standard-4t", "4x4x8", 4, 32, "tpu7x"),
     ("tpu7-2", "tpu7-2", "tpu7", "tpu7-standard-1t", "1x1x1", 1, 1, "tpu7"),
     ("tpu7-8", "tpu7-8", "tpu7", "tpu7-standard-4t", "2x2x1", 4, 1, "tpu7"),
+    # TPU7 multi-host shapes, both name forms (xpk: AI-Hypercomputer/xpk
+    # src/xpk/core/system_characteristics.py, prefix tpu7, machine tpu7-standard-4t,
+    # generate_tpu_topologies(max_cubes=4), 2 TensorCores per chip).
+    ("tpu7-16", "tpu7-16", "tpu7", "tpu7-standard-4t", "2x2x2", 4, 2, "tpu7"),
+    ("tpu7-2x2x2", "tpu7-16", "tpu7", "tpu7-standard-4t", "2x2x2", 4, 2, "tpu7"),
+    ("tpu7-32", "tpu7-32", "tpu7", "tpu7-standard-4t", "2x2x4", 4, 4, "tpu7"),
+    ("tpu7-2x2x4", "tpu7-32", "tpu7", "tpu7-standard-4t", "2x2x4", 4, 4, "tpu7"),
+    ("tpu7-64", "tpu7-64", "tpu7", "tpu7-standard-4t", "2x4x4", 4, 8, "tpu7"),
+    ("tpu7-2x4x4", "tpu7-64", "tpu7", "tpu7-standard-4t", "2x4x4", 4, 8, "tpu7"),
+    ("tpu7-128", "tpu7-128", "tpu7", "tpu7-standard-4t", "4x4x4", 4, 16, "tpu7"),
+    ("tpu7-4x4x4", "tpu7-128", "tpu7", "tpu7-standard-4t", "4x4x4", 4, 16, "tpu7"),
+    ("tpu7-256", "tpu7-256", "tpu7", "tpu7-standard-4t", "4x4x8", 4, 32, "tpu7"),
+    ("tpu7-4x4x8", "tpu7-256", "tpu7", "tpu7-standard-4t", "4x4x8", 4, 32, "tpu7"),
+    ("tpu7-384", "tpu7-384", "tpu7", "tpu7-standard-4t", "4x4x12", 4, 48, "tpu7"),
+    ("tpu7-4x4x12", "tpu7-384", "tpu7", "tpu7-standard-4t", "4x4x12", 4, 48, "tpu7"),
+    # 512 TensorCores is 4x8x8 (the more cube-like shape; xpk's default too); 4x4x16 only
+    # in topology form.
+    ("tpu7-512", "tpu7-512", "tpu7", "tpu7-standard-4t", "4x8x8", 4, 64, "tpu7"),
+    ("tpu7-4x8x8", "tpu7-512", "tpu7", "tpu7-standard-4t", "4x8x8", 4, 64, "tpu7"),
+    ("tpu7-4x4x16", "tpu7-4x4x16", "tpu7", "tpu7-standard-4t", "4x4x16", 4, 64, "tpu7"),
 ]
 
 
@@ -99,7 +119,10 @@ GPU_FACTS = [
     ("h200-141gb-8", "a3-ultra", "a3-ultragpu-8g", 8, "nvidia-h200-141gb", "rdma"),
     ("b200-8", "a4", "a4-highgpu-8g", 8, "nvidia-b200", "rdma"),
     ("gb200-4", "a4x", "a4x-highgpu-4g", 4, "nvidia-gb200", "rdma"),
+    ("gb200-4-nolssd", "a4x", "a4x-highgpu-4g-nolssd", 4, "nvidia-gb200", "rdma"),
 ]
+ARM = {"a4x"}  # GB200 hosts are Arm (Grace); xpk builds their images for linux/arm64
+ARM_TAINT = {"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}
 
 
 @pytest.mark.parametrize("name, family, machine, gpus, label, networking", GPU_FACTS,
@@ -110,7 +133,17 @@ def test_gpu_facts(name: str, family: str, machine: str, gpus: int, label: str,
     assert (e.name, e.kind, e.family, e.machine_type, e.topology) == (
         name, "gpu", family, machine, None)
     assert (e.chips_per_vm, e.vms_per_slice, e.chips, e.multi_host) == (gpus, 1, gpus, False)
-    assert e.node_selector == {GPU_SEL: label}
+    if family in ARM:
+        # Arm nodes: GKE taints them kubernetes.io/arch=arm64:NoSchedule; the two A4X
+        # machines share their GPU label, so the machine type tells their pools apart.
+        assert e.node_selector == {GPU_SEL: label, "kubernetes.io/arch": "arm64",
+                                   "node.kubernetes.io/instance-type": machine}
+        assert [t.to_dict() for t in e.taints] == [GPU_TAINT, ARM_TAINT]
+        assert e.arch == "arm64"
+    else:
+        assert e.node_selector == {GPU_SEL: label}
+        assert [t.to_dict() for t in e.taints] == [GPU_TAINT]
+        assert e.arch == "amd64"
     assert e.resource_name == "nvidia.com/gpu"
     assert e.taint is not None and e.taint.to_dict() == GPU_TAINT
     assert e.networking == networking
@@ -128,6 +161,23 @@ def test_cpu_pool() -> None:
     assert (e.chips_per_vm, e.vms_per_slice, e.chips, e.multi_host) == (32, 4, 128, True)
     assert e.node_selector == {"node.kubernetes.io/instance-type": "n2-standard-32"}
     assert (e.resource_name, e.taint, e.networking) == (None, None, "none")
+    assert (e.arch, e.taints) == ("amd64", ())
+
+
+@pytest.mark.parametrize("name", ["c4a-standard-8-2", "t2a-standard-4-1", "c4a-highmem-32-1"])
+def test_arm_cpu_pools_select_and_tolerate_arm64(name: str) -> None:
+    # Axion (C4A) and Ampere Altra (T2A) are Arm: GKE taints their nodes
+    # kubernetes.io/arch=arm64:NoSchedule.
+    e = resolve(name)
+    assert e.arch == "arm64"
+    assert e.node_selector["kubernetes.io/arch"] == "arm64"
+    assert [t.to_dict() for t in e.taints] == [ARM_TAINT]
+
+
+def test_tpus_are_x86_hosts() -> None:
+    # xpk builds every TPU image for linux/amd64, TPU7 and TPU7x included.
+    assert {e.arch for e in TPU_ENTRIES} == {"amd64"}
+    assert all("kubernetes.io/arch" not in e.node_selector for e in TPU_ENTRIES)
 
 
 def test_families() -> None:
@@ -144,14 +194,14 @@ def test_single_vm_machine_type_is_an_alias() -> None:
 # Topology rules.
 
 SHAPES_2D = ["1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"]
-MAX_CHIPS = {"v4": 4096, "v5p": 6144, "tpu7x": 9216}
+MAX_CHIPS = {"v4": 4096, "v5p": 6144, "tpu7x": 9216, "tpu7": 256}
 SUB_CUBES = {"2x2x1", "2x2x2", "2x2x4", "2x4x4"}
 
 
 def _expected_3d(family: str) -> set[str]:
     """GKE's rule, enumerated independently of the catalog."""
     limit = MAX_CHIPS[family]
-    out = set(SUB_CUBES) | ({"1x1x1"} if family == "tpu7x" else set())
+    out = set(SUB_CUBES) | ({"1x1x1"} if family in ("tpu7x", "tpu7") else set())
     for a in range(4, limit + 1, 4):
         for b in range(a, limit // a + 1, 4):
             for c in range(b, limit // (a * b) + 1, 4):
@@ -161,7 +211,7 @@ def _expected_3d(family: str) -> set[str]:
 
 def _expected_valid_3d(family: str, a: int, b: int, c: int) -> bool:
     shape = f"{a}x{b}x{c}"
-    if shape in SUB_CUBES or (family == "tpu7x" and shape == "1x1x1"):
+    if shape in SUB_CUBES or (family in ("tpu7x", "tpu7") and shape == "1x1x1"):
         return True
     return (a <= b <= c and a % 4 == 0 and b % 4 == 0 and c % 4 == 0
             and a * b * c <= MAX_CHIPS[family])
@@ -172,7 +222,7 @@ def test_2d_generations_offer_exactly_the_documented_shapes(family: str) -> None
     assert catalog.topologies(catalog.generation(family)) == SHAPES_2D
 
 
-@pytest.mark.parametrize("family", ["v4", "v5p", "tpu7x"])
+@pytest.mark.parametrize("family", ["v4", "v5p", "tpu7x", "tpu7"])
 def test_3d_topologies_follow_gke_rule(family: str) -> None:
     gen = catalog.generation(family)
     tops = catalog.topologies(gen)
@@ -183,11 +233,18 @@ def test_3d_topologies_follow_gke_rule(family: str) -> None:
     assert sizes == sorted(sizes)
 
 
-def test_tpu7_offers_only_its_single_vm_shapes() -> None:
-    assert catalog.topologies(catalog.generation("tpu7")) == ["1x1x1", "2x2x1"]
+def test_tpu7_offers_xpks_shapes() -> None:
+    assert catalog.topologies(catalog.generation("tpu7")) == [
+        "1x1x1", "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x4x12", "4x8x8",
+        "4x4x16"]
+    # Multi-host TPU7 and TPU7x slices are placed by a workload policy, as in xpk.
+    assert catalog.needs_workload_policy(resolve("tpu7-128"))
+    assert catalog.needs_workload_policy(resolve("tpu7x-128"))
+    assert not catalog.needs_workload_policy(resolve("tpu7-8"))
+    assert not catalog.needs_workload_policy(resolve("v5p-128"))
 
 
-@pytest.mark.parametrize("family", ["v4", "v5p", "tpu7x"])
+@pytest.mark.parametrize("family", ["v4", "v5p", "tpu7x", "tpu7"])
 @given(a=st.integers(1, 40), b=st.integers(1, 40), c=st.integers(1, 40))
 def test_3d_topology_form_accepted_iff_rule_holds(family: str, a: int, b: int, c: int) -> None:
     name = f"{family}-{a}x{b}x{c}"
@@ -200,7 +257,7 @@ def test_3d_topology_form_accepted_iff_rule_holds(family: str, a: int, b: int, c
             resolve(name)
 
 
-@pytest.mark.parametrize("family", ["v4", "v5p", "tpu7x"])
+@pytest.mark.parametrize("family", ["v4", "v5p", "tpu7x", "tpu7"])
 def test_3d_small_shapes_exhaustively(family: str) -> None:
     # Every shape up to 12 on a side, so the sub-cubes and near misses are always covered.
     # (Rejections through resolve() are covered by the Hypothesis test; each is slow.)

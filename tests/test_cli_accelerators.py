@@ -15,7 +15,7 @@ HEADER = ("NAME     FAMILY  MACHINE TYPE     TOPOLOGY  CHIPS/VM  VMS  CHIPS  RES
           "NETWORKING")
 KEYS = ["name", "kind", "family", "machineType", "topology", "chipsPerVm", "vmsPerSlice",
         "chips", "multiHost", "gkeAccelerator", "nodeSelector", "taint", "resourceName",
-        "networking", "aliases"]
+        "networking", "aliases", "arch"]
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -72,6 +72,7 @@ V5LITEPOD_8 = {
     "resourceName": "google.com/tpu",
     "networking": "none",
     "aliases": ["v5litepod-2x4", "v5e-2x4", "v5e-8"],
+    "arch": "amd64",
 }
 
 
@@ -83,7 +84,10 @@ def test_json_output() -> None:
     assert [d["name"] for d in data] == ["v5litepod-8", "gb200-4"]
     assert [list(d) for d in data] == [KEYS, KEYS]
     assert data[0] == V5LITEPOD_8
-    assert data[1]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-gb200"}
+    assert data[1]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-gb200",
+                                       "node.kubernetes.io/instance-type": "a4x-highgpu-4g",
+                                       "kubernetes.io/arch": "arm64"}
+    assert data[1]["arch"] == "arm64"
     assert (data[1]["topology"], data[1]["networking"], data[1]["machineType"]) == (
         None, "rdma", "a4x-highgpu-4g")
 

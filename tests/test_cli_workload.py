@@ -142,7 +142,8 @@ MSG_DNS = ("is not a DNS-1035 label (lowercase letters, digits and '-', starting
            "letter and ending with a letter or digit)")
 MSG_IMAGE = ("is not a container image reference ([registry/]repository[:tag]"
              "[@sha256:digest], lowercase repository)")
-MSG_EXIT = "is not an exit code from 1 to 255 (give a comma-separated list such as 42,43)"
+MSG_EXIT = ("is not an exit code from 1 to 255 or a range such as 127-255 (give a "
+            "comma-separated list such as 42,127-255, or 'any')")
 MSG_ENV_NAME = ("is not a valid environment variable name (letters, digits, '_', '-' and '.', "
                 "not starting with a digit)")
 A47, A48 = "a" * 47, "a" * 48
@@ -234,9 +235,16 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
      f"'-1' {MSG_EXIT}"),
     # --priority, counts, --shm-size
     ("v5e-spot", {"--priority": "urgent"}, "--priority", "'urgent' is not a priority class of "
-     "the stack; allowed: very-low, low, medium, high, very-high"),
+     "the stack; allowed: very-low, low, medium, high, very-high, or 'none'"),
     ("v5e-spot", {"--max-restarts": "-1"}, "--max-restarts", "-1 is below 0"),
-    ("v5e-spot", {"--ttl": "-60"}, "--ttl", "-60 is below 0"),
+    ("v5e-spot", {"--ttl": "-60"}, "--ttl", "'-60' is not a duration: give seconds or a "
+     "number with s, m, h or d (such as 3600 or 12h), or 'none' to keep the finished "
+     "workload"),
+    ("v5e-spot", {"--ttl": "12x"}, "--ttl", "'12x' is not a duration: give seconds or a "
+     "number with s, m, h or d (such as 3600 or 12h), or 'none' to keep the finished "
+     "workload"),
+    ("v5e-spot", {"--restart-on-exit-codes": "200-150"}, "--restart-on-exit-codes",
+     f"'200-150' {MSG_EXIT}"),
     ("v5e-spot", {"--termination-grace-period": "-1"}, "--termination-grace-period",
      "-1 is below 0"),
     ("v5e-spot", {"--shm-size": "16GB"}, "--shm-size", "'16GB' is not a quantity such as 16Gi"),
@@ -366,7 +374,8 @@ def test_env_file_then_env_later_wins(tmp_path: Path, outputs: Path) -> None:
     container = yaml.safe_load(result.stdout)["spec"]["replicatedJobs"][0]["template"]["spec"][
         "template"]["spec"]["containers"][0]
     user_env = [e for e in container["env"]
-                if e["name"] not in ("JOBSET_NAME", "REPLICATED_JOB_NAME")]
+                if e["name"] not in ("JOBSET_NAME", "REPLICATED_JOB_NAME",
+                                     "JAX_COORDINATOR_ADDRESS", "JAX_COORDINATOR_PORT")]
     assert user_env == [
         {"name": "LR", "value": "0.2"},
         {"name": "NAME", "value": "run 1"},
@@ -1166,3 +1175,75 @@ def test_a_refused_jobset_leaves_no_config_map(tmp_path: Path, outputs: Path,
     assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config"),
                              ("PATCH", f"{JOBSETS}/w1"), ("DELETE", f"{CONFIGMAPS}/w1-config")]
     assert server.state.configmaps == {} and server.state.jobsets == {}
+
+
+# -- defaults ------------------------------------------------------------------------------
+
+def test_help_states_every_default() -> None:
+    out = CliRunner().invoke(main, ["workload", "create", "--help"], terminal_width=200).output
+    # each option's help: from its line to the next option's
+    helps = {m.group(1): " ".join(m.group(2).split()) for m in re.finditer(
+        r"^\s+(--[a-z-]+)(.*?)(?=^\s+-)", out, re.M | re.S)}
+    for option, default in (("--priority", "[default: medium]"), ("--ttl", "[default: 12h]"),
+                            ("--termination-grace-period", "[default: 30]"),
+                            ("--restart-on-exit-codes", "[default: 42,127-255]"),
+                            ("--max-restarts", "[default: 3]")):
+        assert default in helps[option], option
+
+
+def _pod_and_body(result: Result) -> tuple[dict[str, Any], dict[str, Any]]:
+    assert result.exit_code == 0, result.output
+    js = yaml.safe_load(result.stdout)
+    job = js["spec"]["replicatedJobs"][0]["template"]["spec"]
+    return job, js
+
+
+def test_no_flags_get_the_defaults(outputs: Path) -> None:
+    job, js = _pod_and_body(run(outputs, *CREATE, "--dry-run"))
+    assert js["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "medium"
+    assert js["spec"]["ttlSecondsAfterFinished"] == 43200
+    assert js["spec"]["failurePolicy"]["maxRestarts"] == 3
+    assert js["spec"]["failurePolicy"]["rules"][0]["action"] == "FailJobSet"
+    assert job["podFailurePolicy"]["rules"][1]["onExitCodes"]["values"] == [
+        42, *range(127, 256)]
+    pod = job["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 30
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["containers"][0]["securityContext"] == {
+        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def test_every_default_can_be_turned_off(outputs: Path) -> None:
+    job, js = _pod_and_body(run(
+        outputs, *CREATE, "--priority", "none", "--ttl", "none", "--restart-on-exit-codes",
+        "any", "--max-restarts", "0", "--termination-grace-period", "0",
+        "--mount-service-account-token", "--add-capability", "cap_setuid",
+        "--add-capability", "SETGID", "--dry-run"))
+    assert "kueue.x-k8s.io/priority-class" not in js["metadata"]["labels"]
+    assert "ttlSecondsAfterFinished" not in js["spec"]
+    assert js["spec"]["failurePolicy"] == {"maxRestarts": 0}
+    assert "podFailurePolicy" not in job
+    pod = job["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 0
+    assert pod["automountServiceAccountToken"] is True
+    assert pod["containers"][0]["securityContext"]["capabilities"] == {
+        "drop": ["ALL"], "add": ["SETUID", "SETGID"]}
+
+
+@pytest.mark.parametrize("ttl, seconds", [("90", 90), ("30m", 1800), ("12h", 43200),
+                                          ("7d", 604800), ("0", 0)])
+def test_ttl_takes_durations(outputs: Path, ttl: str, seconds: int) -> None:
+    _, js = _pod_and_body(run(outputs, *CREATE, "--ttl", ttl, "--dry-run"))
+    assert js["spec"]["ttlSecondsAfterFinished"] == seconds
+
+
+@pytest.mark.parametrize("cap, message", [
+    ("SYS_ADMIN", "'SYS_ADMIN' is not allowed: it gives the container the node"),
+    ("net admin", "'net admin' is not a capability name such as IPC_LOCK or SETUID"),
+])
+def test_add_capability_refused(outputs: Path, server: FakeApiServer, cap: str,
+                                message: str) -> None:
+    result = run(outputs, *CREATE, "--add-capability", cap)
+    assert result.exit_code == 2
+    assert "'--add-capability'" in result.stderr and message in result.stderr
+    assert server.state.requests == []

@@ -464,6 +464,9 @@ def test_queued_multi_host_tpu7x(raw: dict[str, Any]) -> None:
     assert problems(with_slice(raw, accelerator="tpu7x-16", capacity="queued")) == [
         "slices[0].capacity.mode: queued provisioning does not support multi-host TPU7x "
         "slices, which need a workload policy; use flex-start, spot, reservation or on-demand"]
+    assert problems(with_slice(raw, accelerator="tpu7-4x4x4", capacity="queued")) == [
+        "slices[0].capacity.mode: queued provisioning does not support multi-host TPU7 "
+        "slices, which need a workload policy; use flex-start, spot, reservation or on-demand"]
 
 
 def test_queued_multi_host_tpu_keeps_compact_placement(raw: dict[str, Any]) -> None:

@@ -389,6 +389,21 @@ def test_spot_pools_never_consume_reservations_and_no_host_maintenance_opt_in() 
     assert spot["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
 
 
+def test_tpu7_multi_host_workload_policy() -> None:
+    # TPU7 multi-host slices are placed by a workload policy too (xpk:
+    # tpu_type_requires_workload_policy for prefix tpu7).
+    ev = _ev(region="us-central1", slices=[{"accelerator": "tpu7-4x4x8", "count": 1}])
+    policies = {r.name: harness._plain(r.inputs) for r in ev.of_type(POLICY)}
+    assert sorted(policies) == ["tpu7-256-0-wp"]
+    assert policies["tpu7-256-0-wp"]["workloadPolicy"] == {
+        "type": "HIGH_THROUGHPUT", "acceleratorTopology": "4x4x8"}
+    assert policies["tpu7-256-0-wp"]["description"] == "TPU7 4x4x8 slice tpu7-256-0"
+    np = _pools(ev)["tpu7-256-0"]
+    assert np["placementPolicy"] == {"type": "COMPACT", "policyName": "test-tpu7-256-0-wp"}
+    assert np["nodeCount"] == 32
+    assert np["nodeConfig"]["machineType"] == "tpu7-standard-4t"
+
+
 def test_node_auto_provisioning_limits() -> None:
     ev = _ev(slices=[], nodeAutoProvisioning={
         "cpu": 512, "memoryGb": 2048, "accelerators": {"tpu-v6e-slice": 256, "nvidia-l4": 16}})

@@ -24,6 +24,7 @@ import schema
 import stack_fixtures
 from infra import pod_resources
 from submit import render as render_mod
+from submit import spec as spec_mod
 from submit.spec import SpecError, WorkloadSpec, build_spec, hostname_budget
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -166,7 +167,9 @@ def test_there_are_golden_cases() -> None:
     names = {c.name for c in CASES}
     assert {"v5e-multislice", "v5p-single-slice", "v6e-multislice", "tpu7x", "h100-mega",
             "h200", "b200", "l4", "cpu", "env", "priority", "restarts", "ttl", "grace",
-            "shm-size", "config-file"} <= names
+            "shm-size", "config-file", "tpu7-multislice", "tpu7-count-form", "gb200",
+            "gb200-nolssd", "c4a-arm", "defaults-off", "defaults-overridden",
+            "no-flags"} <= names
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -193,13 +196,59 @@ def test_golden_reads_as_asked(case: Path) -> None:
 
     assert meta["labels"]["kueue.x-k8s.io/queue-name"] == spec.queue
     assert meta["namespace"] == spec.namespace
-    assert ("kueue.x-k8s.io/priority-class" in meta["labels"]) == ("priority" in args)
-    assert ("ttlSecondsAfterFinished" in body) == ("ttl" in args)
-    assert ("terminationGracePeriodSeconds" in pod) == ("termination_grace_period" in args)
-    has_codes = bool(args.get("restart_on_exit_codes"))
+    # Defaults (xpk's, and 3 restarts) unless the case overrides them; "none"/"any" turn
+    # the priority, the TTL and the fail-fast rule off.
+    priority = args.get("priority", spec_mod.DEFAULT_PRIORITY)
+    assert meta["labels"].get("kueue.x-k8s.io/priority-class") == (
+        None if priority == "none" else priority)
+    ttl = args.get("ttl", spec_mod.DEFAULT_TTL)
+    assert body.get("ttlSecondsAfterFinished") == spec_mod.parse_ttl(ttl)
+    if "ttl" not in args:
+        assert body["ttlSecondsAfterFinished"] == 12 * 3600
+    assert pod["terminationGracePeriodSeconds"] == args.get("termination_grace_period", 30)
+    has_codes = args.get("restart_on_exit_codes") != "any"
     assert ("podFailurePolicy" in job) == has_codes
     assert ("rules" in body["failurePolicy"]) == has_codes
-    assert body["failurePolicy"]["maxRestarts"] == args.get("max_restarts", 0)
+    if has_codes:
+        values = job["podFailurePolicy"]["rules"][1]["onExitCodes"]["values"]
+        assert values == list(spec_mod.parse_exit_codes(
+            args.get("restart_on_exit_codes", "42,127-255")))
+    assert body["failurePolicy"]["maxRestarts"] == args.get("max_restarts", 3)
+
+    # Hardened: seccomp, no escalation, no capability beyond what a daemon adds, no API
+    # token unless asked for.
+    assert pod["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+    assert pod["automountServiceAccountToken"] is args.get("mount_service_account_token",
+                                                            False)
+    for c in pod.get("initContainers", []) + pod["containers"]:
+        sc = c["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False
+        assert sc["capabilities"]["drop"] == ["ALL"]
+        if c is main:
+            assert sc["capabilities"].get("add", []) == args.get("add_capability", [])
+        else:  # the GPUDirect daemons, see gpu_net
+            assert set(sc["capabilities"]["add"]) <= {"NET_ADMIN", "NET_BIND_SERVICE"}
+        assert "privileged" not in sc
+
+    # JAX's coordinator: host:port as jax.distributed.initialize() reads it.
+    port = "8476" if pool.kind == "tpu" else "6002"
+    assert env["JAX_COORDINATOR_PORT"]["value"] == port
+    assert env["JAX_COORDINATOR_ADDRESS"]["value"] == (
+        f"$(JOBSET_NAME)-$(REPLICATED_JOB_NAME)-0-0.$(JOBSET_NAME):{port}")
+    assert {"containerPort": int(port)} in main.get("ports", [{"containerPort": int(port)}])
+
+    # Arm hosts: selected, tolerated and required by node affinity.
+    arm = pool.node_selector.get("kubernetes.io/arch") == "arm64"
+    assert arm == (pool.accelerator in ("gb200-4", "gb200-4-nolssd")
+                   or pool.machine_type.startswith(("c4a-", "t2a-")))
+    if arm:
+        assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+                "effect": "NoSchedule"} in pod["tolerations"]
+        assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"] == [{"matchExpressions": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]
+    else:
+        assert "affinity" not in pod
     assert "imagePullSecrets" not in pod
     assert ("sizeLimit" in pod["volumes"][0]["emptyDir"]) == ("shm_size" in args)
 

@@ -83,6 +83,8 @@ def workloads(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     codes = draw(st.sets(st.integers(1, 255), max_size=6))
     if codes:
         args["restart_on_exit_codes"] = ",".join(map(str, codes))
+    elif draw(st.booleans()):
+        args["restart_on_exit_codes"] = "any"
     args["max_restarts"] = draw(st.integers(0, 10))
     if draw(st.booleans()):
         args["command"] = "python train.py"
@@ -183,7 +185,8 @@ def test_every_generated_name_is_valid(case: tuple[str, dict[str, Any]]) -> None
     objs = render_mod.render(_spec(stack, args))
     assert name_problems(objs) == []
     rules = _jobset(objs)["spec"]["failurePolicy"].get("rules", [])
-    assert bool(rules) == bool(args.get("restart_on_exit_codes"))
+    # fail fast unless every failure may restart (the default fails fast too)
+    assert bool(rules) == (args.get("restart_on_exit_codes") != "any")
 
 
 @SETTINGS
@@ -194,13 +197,16 @@ def test_exit_codes_are_a_sorted_set(case: tuple[str, dict[str, Any]]) -> None:
     job = _jobset(render_mod.render(_spec(stack, args)))["spec"]["replicatedJobs"][0][
         "template"]["spec"]
     codes = args.get("restart_on_exit_codes")
-    if not codes:
+    if codes == "any":
         assert "podFailurePolicy" not in job
         return
     disruption, rule = job["podFailurePolicy"]["rules"]
     assert disruption == {"action": "Count", "onPodConditions": [{"type": "DisruptionTarget"}]}
     values = rule["onExitCodes"]["values"]
-    assert values == sorted({int(c) for c in codes.split(",")})
+    if codes is None:  # the default: 42 and 127-255, as in xpk
+        assert values == [42, *range(127, 256)]
+    else:
+        assert values == sorted({int(c) for c in codes.split(",")})
     assert rule["onExitCodes"]["containerName"] == render_mod.CONTAINER
 
 
