@@ -75,17 +75,36 @@ def vms_total(pool: SlicePool) -> int:
     return pool.count * pool.accelerator.vms_per_slice
 
 
+# A4X (GB200 NVL72): GKE's A4X pages create a HIGH_THROUGHPUT workload policy with
+# accelerator topology 1x72 (72 GPUs on one NVLink domain) and pass it to the node pool
+# as its placement policy; a plain COMPACT placement is refused for A4X ("GPU placement
+# policy must be provided"). https://docs.cloud.google.com/ai-hypercomputer/docs/create/
+# gke-ai-hypercompute-custom-a4x and .../kubernetes-engine/docs/add-on/ray-on-gke/how-to/ray-a4x
+# GKE documents no node label for the policy on A4X nodes, so pods select the pool by its
+# accelerator and capacity labels only (cloud.google.com/placement-policy-name is xpk's,
+# for TPU7x).
+A4X_ACCELERATOR_TOPOLOGY = "1x72"
+
+
 def workload_policy_args(cfg: StackConfig, pool: SlicePool, index: int) -> dict[str, Any] | None:
-    """TPU7x multi-host slices need a HIGH_THROUGHPUT workload policy with their topology."""
+    """TPU7x multi-host slices need a HIGH_THROUGHPUT workload policy with their topology;
+    A4X pools one with the NVL72 domain's 1x72."""
     accel = pool.accelerator
-    if accel.family != "tpu7x" or not accel.multi_host:
+    if accel.family == "a4x":
+        topology = A4X_ACCELERATOR_TOPOLOGY
+        what = f"A4X NVL72 domain ({topology}) for pool {pool.name}"
+    elif accel.family == "tpu7x" and accel.multi_host:
+        assert accel.topology is not None
+        topology = accel.topology
+        what = f"TPU7x {accel.topology} slice {pool.node_pool_names()[index]}"
+    else:
         return None
     return {
         "name": f"{cfg.cluster_name}-{pool.node_pool_names()[index]}-wp"[:63],
         "project": cfg.project,
         "region": cfg.region,
-        "description": f"TPU7x {accel.topology} slice {pool.node_pool_names()[index]}",
-        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": accel.topology},
+        "description": what,
+        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": topology},
     }
 
 
@@ -235,7 +254,11 @@ def slice_node_pool_args(
             # flex-start and queued pools.
             "location_policy": "ANY" if mode != "on-demand" else "BALANCED",
         }
-        if pool.placement == "compact":
+        if workload_policy is not None:
+            # The API's type is required beside the policy name (pulumi-gcp NodePool
+            # placementPolicy.type); GKE places the nodes by the workload policy.
+            args["placement_policy"] = {"type": "COMPACT", "policy_name": workload_policy}
+        elif pool.placement == "compact":
             args["placement_policy"] = {"type": "COMPACT"}
     if mode == "queued":
         args["queued_provisioning"] = {"enabled": True}

@@ -54,6 +54,16 @@ STACKS: dict[str, dict[str, Any]] = {
     "a4": _stack("us-central1", "us-central1-b", "a4", [
         {"accelerator": "b200-8", "count": 2,
          "capacity": {"mode": "reservation", "reservation": "b200-reservation"}}]),
+    # A3 High: four a3-highgpu-8g nodes on a reservation, GPUDirect-TCPX (TAS flavor).
+    "a3high": _stack("us-central1", "us-central1-a", "a3high", [
+        {"accelerator": "h100-80gb-8", "count": 4,
+         "capacity": {"mode": "reservation", "reservation": "h100-reservation"}}],
+        queues={"namespace": "gpu-jobs"}),
+    # A4X: four a4x-highgpu-4g nodes (GB200) on a reservation, one NVL72 workload policy.
+    "a4x": _stack("us-central1", "us-central1-b", "a4x", [
+        {"accelerator": "gb200-4", "count": 4,
+         "capacity": {"mode": "reservation", "reservation": "gb200-reservation"}}],
+        queues={"namespace": "gpu-jobs"}),
     # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking.
     "g2": _stack("us-central1", "us-central1-a", "g2", [
         {"accelerator": "l4-8", "count": 2}]),
