@@ -126,6 +126,14 @@ def _reservation_affinity(pool: SlicePool) -> dict[str, Any] | None:
     }
 
 
+def _gpu_reservation_maintenance(pool: SlicePool) -> str | None:
+    # A GPU pool consuming a reservation asks for the reservation's host maintenance
+    # interval (infra/config_gpu.py: default_host_maintenance has the rule and sources).
+    if pool.accelerator.kind != "gpu":
+        return None
+    return pool.capacity.host_maintenance_interval
+
+
 def _guest_accelerators(pool: SlicePool) -> list[dict[str, Any]] | None:
     accel = pool.accelerator
     if accel.kind != "gpu":
@@ -180,6 +188,9 @@ def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -
     guest = _guest_accelerators(pool)
     if guest:
         node_config["guest_accelerators"] = guest
+    interval = _gpu_reservation_maintenance(pool)
+    if interval is not None:
+        node_config["host_maintenance_policy"] = {"maintenance_interval": interval}
     if pool.secondary_boot_disk:
         # GKE's container image cache on a secondary boot disk (needs image streaming,
         # which every pool has through gcfs_config).

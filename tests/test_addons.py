@@ -123,6 +123,11 @@ def case(request: pytest.FixtureRequest) -> tuple[dict[str, Any], Evaluation]:
     return _raw(request.param), _evaluate(request.param)
 
 
+def _kueue_release(ev: Evaluation) -> Resource:
+    # A4X stacks install a second chart (NVIDIA's DRA driver); Kueue's is named kueue.
+    return ev.named("kueue", RELEASE)
+
+
 def _one(ev: Evaluation, type_: str) -> Resource:
     found = ev.of_type(type_)
     assert len(found) == 1, f"{len(found)} resources of type {type_}"
@@ -240,7 +245,7 @@ def _rf(name: str, labels: dict[str, str], tolerations: list[dict[str, str]],
 
 def test_kueue_release(case: tuple[dict[str, Any], Evaluation]) -> None:
     raw, ev = case
-    release = _one(ev, RELEASE)
+    release = _kueue_release(ev)
     assert release.name == "kueue"
     assert release.parent.endswith(f"{ADDONS}::addons")
     inputs = harness._plain(release.inputs)
@@ -271,7 +276,7 @@ def test_kueue_release(case: tuple[dict[str, Any], Evaluation]) -> None:
     ("tpu-gpu-cpu-teams", "1024Mi"),  # 5 x 2 zones + 8 + 4 + 4 = 26 nodes
 ])
 def test_kueue_memory_pinned(case_name: str, memory: str) -> None:
-    values = harness._plain(_one(_evaluate(case_name), RELEASE).inputs)["values"]
+    values = harness._plain(_kueue_release(_evaluate(case_name)).inputs)["values"]
     resources = values["controllerManager"]["manager"]["resources"]
     assert resources["requests"]["memory"] == resources["limits"]["memory"] == memory
 
@@ -281,7 +286,7 @@ def test_kueue_memory_floor_boundary(max_nodes: int, memory: str) -> None:
     # 31 x v5p-128 = 496 VMs; with 16 system nodes 512 nodes is exactly the 1 GiB floor.
     ev = _ev(systemPool={"maxNodes": max_nodes},
              slices=[{"accelerator": "v5p-128", "count": 31}])
-    values = harness._plain(_one(ev, RELEASE).inputs)["values"]
+    values = harness._plain(_kueue_release(ev).inputs)["values"]
     assert values["controllerManager"]["manager"]["resources"]["limits"]["memory"] == memory
 
 
@@ -298,7 +303,7 @@ def test_jobset_manifest(case: tuple[dict[str, Any], Evaluation]) -> None:
 
 def test_version_overrides() -> None:
     ev = _evaluate("tpu-gpu-cpu-teams")
-    assert harness._plain(_one(ev, RELEASE).inputs)["version"] == "0.20.1"
+    assert harness._plain(_kueue_release(ev).inputs)["version"] == "0.20.1"
     assert harness._plain(_jobset(ev).inputs)["file"] == (
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.13.0/manifests.yaml")
 
@@ -342,7 +347,7 @@ def test_every_urn_is_unique(case: tuple[dict[str, Any], Evaluation]) -> None:
 def test_kueue_objects_wait_for_both_installs(case: tuple[dict[str, Any], Evaluation]
                                              ) -> None:
     _, ev = case
-    kueue = _one(ev, RELEASE).urn
+    kueue = _kueue_release(ev).urn
     jobset = _jobset(ev).urn
     namespaces = {r.urn for r in ev.of_type(NAMESPACE)}
     groups = _kueue_groups(ev)
@@ -357,7 +362,7 @@ def test_installs_do_not_wait_for_kueue_objects(case: tuple[dict[str, Any], Eval
                                                 ) -> None:
     _, ev = case
     groups = {r.urn for r in ev.of_type(CONFIG_GROUP)}
-    for install in (_one(ev, RELEASE), _jobset(ev)):
+    for install in (_kueue_release(ev), _jobset(ev)):
         assert not groups & set(install.dependencies)
 
 
@@ -415,6 +420,8 @@ def test_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
     q = _queues(raw)
     names = [q.get("namespace", "training")] + [
         t.get("namespace", t["name"]) for t in q.get("teams", [])] + ["accelstack-system"]
+    if any(catalog.resolve(p["accelerator"]).family == "a4x" for p in raw.get("slices", [])):
+        names.append("nvidia-dra-driver-gpu")  # NVIDIA's DRA driver, for A4X stacks only
     declared = {r.name: harness._plain(r.inputs) for r in ev.of_type(NAMESPACE)}
     assert declared == {
         f"namespace-{n}": {"apiVersion": "v1", "kind": "Namespace",

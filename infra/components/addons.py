@@ -47,7 +47,8 @@ class ClusterAddons(pulumi.ComponentResource):
         installs = [kueue, jobset]
 
         namespaces = {}
-        for ns in kueue_spec.namespaces(cfg) + [image_cache_spec.namespace()]:
+        extra_ns = [dra_driver_spec.namespace()] if dra_driver_spec.needed(cfg) else []
+        for ns in kueue_spec.namespaces(cfg) + [image_cache_spec.namespace()] + extra_ns:
             namespaces[ns["metadata"]["name"]] = k8s.core.v1.Namespace(
                 _object_name(ns), opts=child, metadata=ns["metadata"])
 
@@ -65,9 +66,7 @@ class ClusterAddons(pulumi.ComponentResource):
 
         # A4X: NVIDIA's DRA driver for ComputeDomains, in its namespace under its quota.
         if dra_driver_spec.needed(cfg):
-            dra_ns = k8s.core.v1.Namespace(
-                "namespace-" + dra_driver_spec.NAMESPACE, opts=child,
-                metadata=dra_driver_spec.namespace()["metadata"])
+            dra_ns = namespaces[dra_driver_spec.NAMESPACE]
             quota_obj = dra_driver_spec.resource_quota(cfg)
             quota = k8s.core.v1.ResourceQuota(
                 _object_name(quota_obj), metadata=quota_obj["metadata"], spec=quota_obj["spec"],
