@@ -38,6 +38,9 @@ STACKS: dict[str, dict[str, Any]] = {
         {"accelerator": "v6e-256", "count": 4, "capacity": "on-demand"}],
         queues={"namespace": "pretraining", "localQueue": "main",
                 "clusterQueue": "pretraining"}),
+    # TPU v5e: four single-host 2x4 slices (one ct5lp-hightpu-8t VM each).
+    "v5e-single-host": _stack("us-west4", "us-west4-a", "v5e-1vm", [
+        {"accelerator": "v5litepod-8-1vm", "count": 4}]),
     # TPU7x (Ironwood): two 4x4x4 slices (16 VMs each).
     "tpu7x": _stack("us-central1", "us-central1-c", "ironwood", [
         {"accelerator": "tpu7x-4x4x4", "count": 2}], releaseChannel="RAPID"),

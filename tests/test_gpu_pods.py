@@ -137,3 +137,23 @@ def test_one_a4x_node_or_other_gpus_need_no_compute_domain() -> None:
     assert [o["kind"] for o in _objs("a4x", "gb200-4", nodes=1)] == ["JobSet"]
     assert "resourceClaims" not in _pod(_objs("a4", "b200-8"))
     assert gpu_net.TCPX_DAEMON.endswith(":v2.0.12")
+
+
+# ----------------------------------------------------------------------------------
+# Multislice needs multi-host slices (GKE's Multislice page).
+
+
+def test_multislice_on_single_host_slices_is_refused() -> None:
+    from submit.spec import SpecError
+
+    outputs = stack_fixtures.outputs("v5e-single-host")
+    with pytest.raises(SpecError) as info:
+        build_spec(outputs, workload="w", accelerator="v5litepod-8-1vm", num_slices=2,
+                   image="busybox:1.36")
+    assert str(info.value) == (
+        "--num-slices: 2: v5litepod-8-1vm is a single-host slice, and GKE's Multislice "
+        "supports only multi-host TPU slice node pools; run one slice per workload, or use a "
+        "multi-host slice")
+    one = build_spec(outputs, workload="w", accelerator="v5litepod-8-1vm", num_slices=1,
+                     image="busybox:1.36")
+    assert (one.replicas, one.parallelism) == (1, 1)
