@@ -92,6 +92,9 @@ def _emit_objects(objs: list[dict[str, Any]], fmt: str) -> None:
         click.echo(yaml.safe_dump_all(objs, sort_keys=False), nl=False)
 
 
+OWNED_KINDS = ("ConfigMap", "ComputeDomain")  # applied before the JobSet, then owned by it
+
+
 def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = False) -> None:
     """Apply a rendered workload: refuse to overwrite a live one unless --replace."""
     js = next(o for o in objs if o["kind"] == "JobSet")
@@ -112,12 +115,16 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
             # Its owner is gone; do not apply onto an object being garbage-collected.
             cm_name = cm["metadata"]["name"]
             kube_call(lambda: cluster.delete_config_map(ns, cm_name))
+        for cd in (o for o in objs if o["kind"] == "ComputeDomain"):
+            # A ComputeDomain's spec is immutable; the new workload gets a new one.
+            cd_name = cd["metadata"]["name"]
+            kube_call(lambda: cluster.delete_compute_domain(ns, cd_name))
     for obj in objs:
         applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
         if obj["kind"] == "JobSet":
             uid = (applied.get("metadata") or {}).get("uid")
-            for cm in (o for o in objs if o["kind"] == "ConfigMap"):
-                # The ConfigMap goes when the JobSet goes.
+            for cm in (o for o in objs if o["kind"] in OWNED_KINDS):
+                # The ConfigMap (and an A4X ComputeDomain) go when the JobSet goes.
                 owned = json.loads(json.dumps(cm))
                 owned["metadata"]["ownerReferences"] = [{
                     "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,
