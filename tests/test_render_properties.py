@@ -70,7 +70,9 @@ def workloads(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     pool = stack_fixtures.outputs(stack).slice_pools[0]
     args: dict[str, Any] = {"accelerator": pool.accelerator, "image": "busybox:1.37"}
     if pool.kind == "tpu":
-        args["num_slices"] = replicas = draw(st.integers(1, pool.slice_count))
+        # Multislice needs multi-host slices (GKE's Multislice page).
+        most = pool.slice_count if pool.vms_per_slice > 1 else 1
+        args["num_slices"] = replicas = draw(st.integers(1, most))
         parallelism = pool.vms_per_slice
     else:
         replicas = 1
