@@ -3,6 +3,7 @@ upstream release): NCCL variables, the receive-datapath daemon and its probe, NV
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -121,9 +122,17 @@ def test_multi_node_a4x_shares_one_compute_domain() -> None:
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "compute-domain-channel"}]
     for obj in objs:
         schema.validate(obj)
-    # the pod itself, as the API server's core schema (with DRA's claims) sees it
-    schema.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-                     "spec": pod})
+    # the pod itself, as the API server's core schema (with DRA's claims) sees it, also at
+    # Kubernetes 1.34, the first release serving resource.k8s.io/v1
+    as_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod}
+    schema.validate(as_pod)
+    import kubernetes_validate
+
+    kubernetes_validate.validate(schema.drop_nulls(as_pod), "1.34.0", strict=True)
+    bad = copy.deepcopy(as_pod)
+    bad["spec"]["resourceClaims"][0]["resourceClaimTemplate"] = "x"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, "1.34.0", strict=True)
 
 
 def test_compute_domain_schema_is_strict() -> None:
