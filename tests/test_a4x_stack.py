@@ -61,6 +61,7 @@ def test_a4x_stack_installs_the_dra_driver_with_gke_values() -> None:
     assert quota["spec"]["hard"] == {"pods": "37"}
     release = ev.named("nvidia-dra-driver-gpu", RELEASE)
     assert any("ResourceQuota" in d for d in release.dependencies)
+    assert ev.named("kueue", RELEASE).urn in release.dependencies
 
 
 def test_dra_driver_objects_validate() -> None:

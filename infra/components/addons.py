@@ -72,10 +72,12 @@ class ClusterAddons(pulumi.ComponentResource):
                 _object_name(quota_obj), metadata=quota_obj["metadata"], spec=quota_obj["spec"],
                 opts=pulumi.ResourceOptions(parent=self, provider=provider,
                                             depends_on=[dra_ns]))
+            # After Kueue's release: its webhooks (failurePolicy Fail) cover Deployments,
+            # so the driver's controller is created once they serve.
             k8s.helm.v3.Release(
                 "nvidia-dra-driver-gpu",
                 opts=pulumi.ResourceOptions(parent=self, provider=provider,
-                                            depends_on=[dra_ns, quota]),
+                                            depends_on=[dra_ns, quota, kueue]),
                 **dra_driver_spec.release_args(cfg))
 
         cache_ns = [namespaces[image_cache_spec.NAMESPACE]]
