@@ -80,9 +80,9 @@ def vms_total(pool: SlicePool) -> int:
 # as its placement policy; a plain COMPACT placement is refused for A4X ("GPU placement
 # policy must be provided"). https://docs.cloud.google.com/ai-hypercomputer/docs/create/
 # gke-ai-hypercompute-custom-a4x and .../kubernetes-engine/docs/add-on/ray-on-gke/how-to/ray-a4x
-# GKE documents no node label for the policy on A4X nodes, so pods select the pool by its
-# accelerator and capacity labels only (cloud.google.com/placement-policy-name is xpk's,
-# for TPU7x).
+# Pods select the pool by its accelerator and capacity labels only: xpk also selects
+# cloud.google.com/placement-policy-name for machines with a workload policy (TPU7x,
+# gb200-4: src/xpk/core/scheduling.py), but no GKE page found documents that node label.
 A4X_ACCELERATOR_TOPOLOGY = "1x72"
 
 
