@@ -222,7 +222,8 @@ def pool_counts(draw: st.DrawFn) -> tuple[str, dict[str, Any], int]:
     stack = draw(st.sampled_from(sorted(stack_fixtures.STACKS)))
     pool = stack_fixtures.outputs(stack).slice_pools[0]
     if pool.kind == "tpu":
-        n = draw(st.integers(1, pool.slice_count))
+        # Multislice needs multi-host slices (GKE's Multislice page).
+        n = draw(st.integers(1, pool.slice_count if pool.vms_per_slice > 1 else 1))
         return stack, {"num_slices": n}, budget(n, pool.vms_per_slice, pool.kind)
     n = draw(st.integers(1, pool.slice_count * pool.vms_per_slice))
     return stack, {"num_nodes": n}, budget(1, n, pool.kind)
