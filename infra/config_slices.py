@@ -10,10 +10,10 @@ cache name these pools. Pure; no pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from infra import catalog
+from infra import catalog, config_gpu
 from infra.catalog import Accelerator
 from infra.config_fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
                                  check_gke_name, check_max_pods, parse_labels)
@@ -37,7 +37,7 @@ SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", 
 # they get 32. Each node reserves a pods range of at least twice its max pods, so 15
 # takes a /27 instead of the /24 of GKE's default 110. CPU pools keep GKE's default.
 DEFAULT_MAX_PODS = {"tpu": 15, "gpu": 32}
-CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration")
+CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration", "hostMaintenanceInterval")
 
 # GKE minimum versions stated in its docs, checked when a stack pins a version.
 MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)  # TPUs
@@ -58,6 +58,8 @@ class Capacity:
     reservation: str | None = None  # reservation name, or projects/P/reservations/R
     block: str | None = None  # reservation block within it
     max_run_seconds: int | None = None  # flex-start and queued
+    # GPU reservation pools: the reservation's host maintenance interval (config_gpu.py)
+    host_maintenance_interval: str | None = None
 
     @property
     def consumes_reservation(self) -> bool:
@@ -199,8 +201,13 @@ def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
         r.fail(f"{path}.maxRunDuration", f"only flex-start and queued pools have a maximum run "
                f"duration, not {mode}")
         max_run = None
+    maintenance = r.get(raw, "hostMaintenanceInterval", path, str)
+    if maintenance is not None and mode != "reservation":
+        r.fail(f"{path}.hostMaintenanceInterval", f"applies to reservation pools only, not "
+               f"{mode} (a node pool asks for the interval of the reservation it consumes)")
+        maintenance = None
     return Capacity(mode, reservation if mode == "reservation" else None,
-                    block if mode == "reservation" else None, max_run)
+                    block if mode == "reservation" else None, max_run, maintenance)
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -279,6 +286,15 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     check_gke_name(r, f"{path}.name", name, limit=40 - suffix_len)
     if accel.kind != "gpu" and "gpuDriverVersion" in raw:
         r.fail(f"{path}.gpuDriverVersion", f"applies to GPU pools only, not {accel.name}")
+    maintenance = capacity.host_maintenance_interval
+    if accel.kind == "gpu":
+        config_gpu.check(r, path, accel, capacity.mode, version, maintenance)
+        if maintenance is None:
+            maintenance = config_gpu.default_host_maintenance(accel, capacity.mode)
+            capacity = replace(capacity, host_maintenance_interval=maintenance)
+    elif maintenance is not None:
+        r.fail(f"{path}.capacity.hostMaintenanceInterval", f"applies to GPU pools only, not "
+               f"{accel.name}")
 
     # The capacity rules GKE enforces, checked before anything is declared.
     mode = capacity.mode

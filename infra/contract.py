@@ -52,6 +52,9 @@ class SlicePoolInfo:
     resource_name: str | None
     networking: str
     additional_networks: tuple[Mapping[str, str], ...] = ()
+    # The topology level workloads on this pool ask Kueue for, when the pool's flavor uses
+    # topology-aware scheduling (infra/tas.py); None otherwise.
+    kueue_topology_level: str | None = None
 
     @property
     def chips_per_slice(self) -> int:
@@ -138,6 +141,7 @@ def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "resourceName": p.resource_name,
         "networking": p.networking,
         "additionalNetworks": [dict(n) for n in p.additional_networks],
+        "kueueTopologyLevel": p.kueue_topology_level,
     }
 
 
@@ -214,6 +218,8 @@ def load(data: Any) -> StackOutputs:
             networking=_need(raw, "networking", str, q),
             additional_networks=tuple(_str_map(n, f"{q}.additionalNetworks[{j}]")
                                       for j, n in enumerate(nets)),
+            kueue_topology_level=(_need(raw, "kueueTopologyLevel", str, q, nullable=True)
+                                  if "kueueTopologyLevel" in raw else None),
         )
         if info.chips_per_slice != _need(raw, "chipsPerSlice", int, q):
             raise ContractError(f"{q}.chipsPerSlice: does not equal chipsPerVm x vmsPerSlice")

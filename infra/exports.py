@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from infra import tas
 from infra.addons_config import PRIORITY_CLASSES
 from infra.config import SlicePool, StackConfig
 from infra.contract import ClusterInfo, LocalQueueInfo, SlicePoolInfo, StackOutputs
 from infra.nodepool_spec import node_selector, tolerations
 
 
-def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None
-              ) -> SlicePoolInfo:
+def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None,
+              kueue_topology_level: str | None = None) -> SlicePoolInfo:
     a = pool.accelerator
     return SlicePoolInfo(
         name=pool.name, accelerator=a.name, kind=a.kind, family=a.family,
@@ -25,6 +26,7 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         zones=pool.zones, node_selector=node_selector(pool),
         tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
         networking=a.networking, additional_networks=tuple(additional_networks or ()),
+        kueue_topology_level=kueue_topology_level,
     )
 
 
@@ -41,7 +43,8 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
                             ca_certificate, cfg.zones, dns_endpoint),
         kubeconfig=kubeconfig,
-        slice_pools=tuple(pool_info(p, networks.get(p.name)) for p in cfg.slices),
+        slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
+                          for p in cfg.slices),
         auto_provisioning=dict(cfg.auto_provisioning.accelerators)
         if cfg.auto_provisioning else {},
         workload_namespace=q.namespace,

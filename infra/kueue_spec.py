@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra import catalog, pod_resources
+from infra import catalog, pod_resources, tas
 from infra.addons_config import PRIORITY_CLASSES
 from infra.addons_spec import MANAGED_NAMESPACE_LABEL
 from infra.catalog import GPU_RESOURCE, TPU_RESOURCE
@@ -32,10 +32,8 @@ from infra.config import SlicePool, StackConfig
 from infra.nodepool_spec import node_selector, tolerations, vms_total
 
 API = "kueue.x-k8s.io/v1beta2"
-TAS_TOPOLOGY = "gke-default"
-# GKE's documented topology levels for topology-aware scheduling on GPU clusters.
-TAS_LEVELS = ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
-              "cloud.google.com/gce-topology-host", "kubernetes.io/hostname")
+TAS_TOPOLOGY = tas.TOPOLOGY
+TAS_LEVELS = tas.LEVELS
 QUEUED_CHECK = "dws-prov"
 QUEUED_CONFIG = "dws-config"
 QUEUED_CLASS = "queued-provisioning.gke.io"
@@ -85,10 +83,9 @@ def _flavor_key(pool: SlicePool) -> str:
 
 
 def _uses_tas(cfg: StackConfig, pool: SlicePool) -> bool:
-    mode = cfg.queues.topology_aware
-    if pool.accelerator.kind != "gpu" or mode == "off":
-        return False
-    return mode == "on" or pool.accelerator.networking != "none"
+    # Only where GKE labels the nodes with the topology (infra/tas.py); the renderer
+    # asks for a topology on these pools' workloads, so they share queues with plain flavors.
+    return tas.uses_tas(cfg, pool)
 
 
 def flavors(cfg: StackConfig) -> list[Flavor]:

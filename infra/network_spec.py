@@ -14,6 +14,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
+from infra import gpudirect_release
 from infra.config import SlicePool, StackConfig
 from infra.config_network import LAYOUT as _LAYOUT
 from infra.config_network import data_network_key
@@ -192,19 +193,8 @@ def data_firewall_args(cfg: StackConfig, net: DataNetwork, network: object) -> d
 # ----------------------------------------------------------------------------------
 # The Kubernetes side of GPU data networks: one GKE Network (and its parameter set) per
 # data subnet, named after the subnet, which pods name in networking.gke.io/interfaces;
-# and the NCCL plugin installers GKE documents for each GPUDirect kind.
-
-_ACCELERATORS_REPO = ("https://raw.githubusercontent.com/GoogleCloudPlatform/"
-                      "container-engine-accelerators/master/")
-NCCL_INSTALLERS = {
-    "tcpx": ("gpudirect-tcpx/nccl-tcpx-installer.yaml",
-             "nri_device_injector/nri-device-injector.yaml"),
-    "tcpxo": ("gpudirect-tcpxo/nccl-tcpxo-installer.yaml",
-              "nri_device_injector/nri-device-injector.yaml"),
-    "rdma": ("gpudirect-rdma/nccl-rdma-installer.yaml",),
-    "rdma-a4x": ("gpudirect-rdma/nccl-rdma-installer-a4x.yaml",),
-}
-
+# and the NCCL plugin installers GKE documents for each GPUDirect kind, from the one
+# pinned upstream release (infra/gpudirect_release.py).
 
 def k8s_network_objects(cfg: StackConfig) -> list[dict[str, object]]:
     objs: list[dict[str, object]] = []
@@ -228,13 +218,14 @@ def k8s_network_objects(cfg: StackConfig) -> list[dict[str, object]]:
 
 
 def nccl_installer_urls(cfg: StackConfig) -> list[str]:
+    """The installer manifests of the pinned GPUDirect release the stack's pools need."""
     urls: list[str] = []
     for pool in cfg.slices:
         kind = pool.accelerator.networking
         if kind == "none":
             continue
-        key = "rdma-a4x" if kind == "rdma" and pool.accelerator.family == "a4x" else kind
-        for path in NCCL_INSTALLERS[key]:
-            if _ACCELERATORS_REPO + path not in urls:
-                urls.append(_ACCELERATORS_REPO + path)
+        key = gpudirect_release.installer_key(kind, pool.accelerator.family)
+        for component in gpudirect_release.INSTALLERS[key]:
+            if component.url not in urls:
+                urls.append(component.url)
     return urls

@@ -73,19 +73,37 @@ def vms_total(pool: SlicePool) -> int:
     return pool.count * pool.accelerator.vms_per_slice
 
 
+# A4X (GB200 NVL72): GKE's A4X pages create a HIGH_THROUGHPUT workload policy with
+# accelerator topology 1x72 (72 GPUs on one NVLink domain) and pass it to the node pool
+# as its placement policy; a plain COMPACT placement is refused for A4X ("GPU placement
+# policy must be provided"). https://docs.cloud.google.com/ai-hypercomputer/docs/create/
+# gke-ai-hypercompute-custom-a4x and .../kubernetes-engine/docs/add-on/ray-on-gke/how-to/ray-a4x
+# Pods select the pool by its accelerator and capacity labels only: xpk also selects
+# cloud.google.com/placement-policy-name for machines with a workload policy (TPU7x,
+# gb200-4: src/xpk/core/scheduling.py), but no GKE page found documents that node label.
+A4X_ACCELERATOR_TOPOLOGY = "1x72"
+
+
 def workload_policy_args(cfg: StackConfig, pool: SlicePool, index: int) -> dict[str, Any] | None:
     """TPU7x and TPU7 multi-host slices need a HIGH_THROUGHPUT workload policy with their
-    topology."""
+    topology; A4X pools one with the NVL72 domain's 1x72."""
     accel = pool.accelerator
-    if not needs_workload_policy(accel):
+    if accel.family == "a4x":
+        topology = A4X_ACCELERATOR_TOPOLOGY
+        what = f"A4X NVL72 domain ({topology}) for pool {pool.name}"
+    elif needs_workload_policy(accel):
+        assert accel.topology is not None
+        topology = accel.topology
+        what = (f"{accel.family.upper().replace('X', 'x')} {accel.topology} slice "
+                f"{pool.node_pool_names()[index]}")
+    else:
         return None
     return {
         "name": f"{cfg.cluster_name}-{pool.node_pool_names()[index]}-wp"[:63],
         "project": cfg.project,
         "region": cfg.region,
-        "description": f"{accel.family.upper().replace('X', 'x')} {accel.topology} slice "
-                       f"{pool.node_pool_names()[index]}",
-        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": accel.topology},
+        "description": what,
+        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": topology},
     }
 
 
@@ -109,6 +127,14 @@ def _reservation_affinity(pool: SlicePool) -> dict[str, Any] | None:
         "key": "compute.googleapis.com/reservation-name",
         "values": [value],
     }
+
+
+def _gpu_reservation_maintenance(pool: SlicePool) -> str | None:
+    # A GPU pool consuming a reservation asks for the reservation's host maintenance
+    # interval (infra/config_gpu.py: default_host_maintenance has the rule and sources).
+    if pool.accelerator.kind != "gpu":
+        return None
+    return pool.capacity.host_maintenance_interval
 
 
 def _guest_accelerators(pool: SlicePool) -> list[dict[str, Any]] | None:
@@ -176,6 +202,9 @@ def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -
     guest = _guest_accelerators(pool)
     if guest:
         node_config["guest_accelerators"] = guest
+    interval = _gpu_reservation_maintenance(pool)
+    if interval is not None:
+        node_config["host_maintenance_policy"] = {"maintenance_interval": interval}
     if pool.secondary_boot_disk:
         # GKE's container image cache on a secondary boot disk (needs image streaming,
         # which every pool has through gcfs_config).
@@ -240,9 +269,11 @@ def slice_node_pool_args(
             # gcloud's --placement-policy does (GKE: "You create a workload policy and then
             # apply it by using the --placement-policy flag. This policy replaces the
             # --tpu-topology flag", https://cloud.google.com/kubernetes-engine/docs/concepts/
-            # tpu-ironwood); COMPACT group placement and a workload policy are mutually
-            # exclusive (xpk sends only the policy).
-            args["placement_policy"] = {"policy_name": workload_policy}
+            # tpu-ironwood). xpk's gcloud call sends only the policy (group placement and a
+            # workload policy are mutually exclusive there), but pulumi-gcp's (and
+            # Terraform's) NodePool placementPolicy requires `type`, whose one value is
+            # COMPACT, so it goes beside the policy name; no tpuTopology.
+            args["placement_policy"] = {"type": "COMPACT", "policy_name": workload_policy}
         else:
             args["placement_policy"] = {"type": "COMPACT", "tpu_topology": accel.topology}
     else:
@@ -256,7 +287,11 @@ def slice_node_pool_args(
             # flex-start and queued pools.
             "location_policy": "ANY" if mode != "on-demand" else "BALANCED",
         }
-        if pool.placement == "compact":
+        if workload_policy is not None:
+            # The API's type is required beside the policy name (pulumi-gcp NodePool
+            # placementPolicy.type); GKE places the nodes by the workload policy.
+            args["placement_policy"] = {"type": "COMPACT", "policy_name": workload_policy}
+        elif pool.placement == "compact":
             args["placement_policy"] = {"type": "COMPACT"}
     if mode == "queued":
         args["queued_provisioning"] = {"enabled": True}

@@ -14,16 +14,50 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from infra.gpudirect_release import TCPX_DAEMON, TCPXO_DAEMON
 from submit.spec import WorkloadSpec
 
-TCPX_DAEMON = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12"
-TCPXO_DAEMON = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.15"
 NVIDIA_HOST = "/home/kubernetes/bin/nvidia"
 LD_PATH = "/usr/local/nvidia/lib64"
 NCCL_ENV_SCRIPT = {
     "tcpxo": f"{LD_PATH}/nccl-env-profile.sh",
     "rdma": "/usr/local/gib/scripts/set_nccl_env.sh",
 }
+# The TCPXO daemon writes this file once its buffer manager is up (~30 s); a startup probe
+# on it holds the workload back until then and fails a daemon on a bad node early
+# (gpudirect-tcpxo/best-practice.md, "Setup Startup Probe for the TCPXO-daemon Sidecar"; the
+# file name may not contain an underscore).
+TCPXO_HEALTH_FILE = "/run/health-check"
+TCPXO_ENTRYPOINT = "/fts/entrypoint_rxdm_container.sh"
+
+# A3 High has no NCCL env script on the node, so every setting GKE documents is set here:
+# the list of the pinned release's gpudirect-tcpx/nccl-config.yaml (its "GKE 1.34+"
+# recommendations), the same as GKE's GPUDirect-TCPX page lists
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx).
+# The TX/RX bindings pin the flow-steering queues of each data NIC to the CPU cores of its
+# NUMA node on a3-highgpu-8g; the daemon programs flow steering, and NCCL waits for it.
+TCPX_NCCL_ENV: tuple[tuple[str, str], ...] = (
+    ("NCCL_SOCKET_IFNAME", "eth0"),
+    ("NCCL_ALGO", "Ring,Tree"),
+    ("NCCL_PROTO", "Simple"),
+    ("NCCL_CROSS_NIC", "0"),
+    ("NCCL_NET_GDR_LEVEL", "PIX"),
+    ("NCCL_P2P_PXN_LEVEL", "0"),
+    ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "eth1,eth2,eth3,eth4"),
+    ("NCCL_GPUDIRECTTCPX_CTRL_DEV", "eth0"),
+    ("NCCL_DYNAMIC_CHUNK_SIZE", "524288"),
+    ("NCCL_P2P_NET_CHUNKSIZE", "524288"),
+    ("NCCL_P2P_PCI_CHUNKSIZE", "524288"),
+    ("NCCL_P2P_NVL_CHUNKSIZE", "1048576"),
+    ("NCCL_BUFFSIZE", "4194304"),
+    ("NCCL_NSOCKS_PERTHREAD", "4"),
+    ("NCCL_SOCKET_NTHREADS", "1"),
+    ("NCCL_GPUDIRECTTCPX_TX_BINDINGS",
+     "eth1:8-21,112-125;eth2:8-21,112-125;eth3:60-73,164-177;eth4:60-73,164-177"),
+    ("NCCL_GPUDIRECTTCPX_RX_BINDINGS",
+     "eth1:22-35,126-139;eth2:22-35,126-139;eth3:74-87,178-191;eth4:74-87,178-191"),
+    ("NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS", "500000"),
+)
 _GPU_DEVICES = [f"/dev/nvidia{i}" for i in range(8)] + ["/dev/nvidiactl", "/dev/nvidia-uvm"]
 
 
@@ -98,24 +132,28 @@ def decorate(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]) 
              {"name": "tcpx-socket", "mountPath": "/run/tcpx"}] + sys_mounts)]
         main["volumeMounts"] += [{"name": "nvidia-libs", "mountPath": LD_PATH},
                                  {"name": "tcpx-socket", "mountPath": "/tmp"}]
-        nics = ",".join(f"eth{i}" for i in range(1, len(spec.pool.additional_networks) + 1))
-        main["env"] += [{"name": "NCCL_SOCKET_IFNAME", "value": "eth0"},
-                        {"name": "NCCL_GPUDIRECTTCPX_CTRL_DEV", "value": "eth0"},
-                        {"name": "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "value": nics}]
+        main["env"] += [{"name": k, "value": v} for k, v in TCPX_NCCL_ENV]
     elif kind == "tcpxo":
         annotations["devices.gke.io/container.tcpxo-daemon"] = _devices(
             ["/dev/dmabuf_import_helper"])
         volumes += [_host_volume("nvidia", NVIDIA_HOST),
                     _host_volume("aperture-devices", "/dev/aperture_devices"),
                     _host_volume("sys", "/sys"), _host_volume("proc-sys", "/proc/sys")]
-        nic_count = len(spec.pool.additional_networks)
-        pod["initContainers"] = [_daemon(
+        daemon = _daemon(
             "tcpxo-daemon", TCPXO_DAEMON,
-            ["/fts/entrypoint_rxdm_container.sh", "--num_hops=2", f"--num_nics={nic_count}",
-             "--uid=",
-             "--alsologtostderr"],
+            # Every upstream manifest makes the entrypoint executable before running it; the
+            # pinned release's workloads pass --num_hops=2 alone (the NIC count is found).
+            ["/bin/sh", "-c", f"chmod 755 {TCPXO_ENTRYPOINT} && "
+                              f"exec {TCPXO_ENTRYPOINT} --num_hops=2"],
             ["NET_ADMIN", "NET_BIND_SERVICE"],
-            [{"name": "nvidia", "mountPath": "/usr/local/nvidia"}] + sys_mounts)]
+            [{"name": "nvidia", "mountPath": "/usr/local/nvidia"}] + sys_mounts)
+        daemon["env"].append({"name": "HEALTH_CHECK_LOG_FILE", "value": TCPXO_HEALTH_FILE})
+        daemon["startupProbe"] = {
+            "exec": {"command": ["cat", TCPXO_HEALTH_FILE]},
+            "initialDelaySeconds": 1, "periodSeconds": 5, "timeoutSeconds": 1,
+            "successThreshold": 1, "failureThreshold": 6,
+        }
+        pod["initContainers"] = [daemon]
         main["volumeMounts"] += [{"name": "nvidia", "mountPath": "/usr/local/nvidia"},
                                  {"name": "aperture-devices",
                                   "mountPath": "/dev/aperture_devices"}]

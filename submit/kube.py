@@ -26,6 +26,7 @@ import yaml
 FIELD_MANAGER = "accelstack-submit"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 WORKLOAD = ("kueue.x-k8s.io", "v1beta2", "workloads")
+COMPUTE_DOMAIN = ("resource.nvidia.com", "v1beta1", "computedomains")  # A4X multi-node
 RETRIES = 3
 TIMEOUT = 30.0
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
@@ -219,6 +220,10 @@ class Cluster:
             result = self._call(what, lambda: self.core.patch_namespaced_config_map(
                 meta["name"], meta["namespace"], obj, **kwargs))
             return dict(self.api.sanitize_for_serialization(result))
+        if kind == "ComputeDomain":
+            return self._call(what, lambda: self.custom.patch_namespaced_custom_object(
+                *COMPUTE_DOMAIN[:2], meta["namespace"], COMPUTE_DOMAIN[2], meta["name"], obj,
+                field_validation="Strict", **kwargs))
         raise KubeError(f"cannot apply a {kind}")
 
     def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -255,6 +260,15 @@ class Cluster:
             self._call(f"delete ConfigMap {namespace}/{name}", lambda: (
                 self.core.delete_namespaced_config_map(name, namespace,
                                                        _request_timeout=self.timeout)))
+        except NotFound:
+            pass
+
+    def delete_compute_domain(self, namespace: str, name: str) -> None:
+        try:
+            self._call(f"delete ComputeDomain {namespace}/{name}", lambda: (
+                self.custom.delete_namespaced_custom_object(
+                    *COMPUTE_DOMAIN[:2], namespace, COMPUTE_DOMAIN[2], name,
+                    _request_timeout=self.timeout)))
         except NotFound:
             pass
 

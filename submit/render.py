@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra import pod_resources
-from submit import gpu_net
+from submit import gpu_net, placement
 from submit.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
 
 API = "jobset.x-k8s.io/v1alpha2"
@@ -237,6 +237,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     pod = _pod_spec(spec)
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
     gpu_net.decorate(spec, pod, pod_meta)
+    placement.decorate(spec, pod, pod_meta)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
@@ -273,6 +274,8 @@ def config_map(spec: WorkloadSpec) -> dict[str, Any] | None:
 
 
 def render(spec: WorkloadSpec) -> list[dict[str, Any]]:
-    """The objects to apply, in order: the config ConfigMap (if any), then the JobSet."""
+    """The objects to apply, in order: the config ConfigMap and the A4X ComputeDomain (if
+    any), then the JobSet."""
     cm = config_map(spec)
-    return ([cm] if cm else []) + [jobset(spec)]
+    cd = placement.compute_domain(spec)
+    return ([cm] if cm else []) + ([cd] if cd else []) + [jobset(spec)]

@@ -417,6 +417,11 @@ def build_spec(
         if replicas > chosen.slice_count and not dws:
             raise SpecError("--num-slices", f"{replicas} is more than the {chosen.slice_count} "
                             f"{chosen.accelerator} slices pool {chosen.name} has")
+        if replicas > 1 and chosen.vms_per_slice == 1:
+            # https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice
+            raise SpecError("--num-slices", f"{replicas}: {chosen.accelerator} is a single-host "
+                            "slice, and GKE's Multislice supports only multi-host TPU slice "
+                            "node pools; run one slice per workload, or use a multi-host slice")
     else:
         if num_slices is not None:
             raise SpecError("--num-slices", f"applies to TPU slices; {chosen.accelerator} is a "

@@ -136,6 +136,9 @@ def _hiding(values: list[str]) -> Iterator[None]:
         raise click.ClickException(message) from None
 
 
+OWNED_KINDS = ("ConfigMap", "ComputeDomain")  # applied before the JobSet, then owned by it
+
+
 def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = False) -> None:
     """Apply a rendered workload: refuse to overwrite a live one unless --replace."""
     with _hiding(_env_values(objs)):
@@ -161,25 +164,31 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
             # Its owner is gone; do not apply onto an object being garbage-collected.
             cm_name = cm["metadata"]["name"]
             kube_call(lambda: cluster.delete_config_map(ns, cm_name))
-    applied_maps: list[str] = []
+        for cd in (o for o in objs if o["kind"] == "ComputeDomain"):
+            # A ComputeDomain's spec is immutable; the new workload gets a new one.
+            cd_name = cd["metadata"]["name"]
+            kube_call(lambda: cluster.delete_compute_domain(ns, cd_name))
+    applied_owned: list[tuple[str, str]] = []
     for obj in objs:
         try:
             applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
         except click.ClickException:
-            # Nothing half-applied: a JobSet the cluster refused leaves no ConfigMap behind.
-            for cm_name in applied_maps:
+            # Nothing half-applied: a JobSet the cluster refused leaves no ConfigMap (or
+            # ComputeDomain) behind.
+            for kind, owned in applied_owned:
+                delete = (cluster.delete_config_map if kind == "ConfigMap"
+                          else cluster.delete_compute_domain)
                 try:
-                    kube_call(lambda cm_name=cm_name: cluster.delete_config_map(  # type: ignore[misc]
-                        ns, cm_name))
+                    kube_call(lambda d=delete, o=owned: d(ns, o))  # type: ignore[misc]
                 except click.ClickException:
                     pass  # the JobSet's error is the one to report
             raise
-        if obj["kind"] == "ConfigMap":
-            applied_maps.append(obj["metadata"]["name"])
+        if obj["kind"] in OWNED_KINDS:
+            applied_owned.append((obj["kind"], obj["metadata"]["name"]))
         if obj["kind"] == "JobSet":
             uid = (applied.get("metadata") or {}).get("uid")
-            for cm in (o for o in objs if o["kind"] == "ConfigMap"):
-                # The ConfigMap goes when the JobSet goes.
+            for cm in (o for o in objs if o["kind"] in OWNED_KINDS):
+                # The ConfigMap (and an A4X ComputeDomain) go when the JobSet goes.
                 owned = json.loads(json.dumps(cm))
                 owned["metadata"]["ownerReferences"] = [{
                     "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,

@@ -21,6 +21,8 @@ import yaml
 
 _JOBSETS = re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/([^/]+)/jobsets(?:/([^/]+))?$")
 _WORKLOADS = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/workloads$")
+_COMPUTEDOMAINS = re.compile(
+    r"^/apis/resource\.nvidia\.com/v1beta1/namespaces/([^/]+)/computedomains/([^/]+)$")
 _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
@@ -48,6 +50,7 @@ class Fault:
 class State:
     jobsets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     configmaps: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    computedomains: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     workloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     pods: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -133,6 +136,16 @@ class _Handler(BaseHTTPRequestHandler):
                 if key not in st.configmaps:
                     return self._status(404, "not found", "NotFound")
                 st.configmaps.pop(key)
+                return self._send(200, {"kind": "Status", "status": "Success"})
+        if m := _COMPUTEDOMAINS.match(url.path):
+            key = (m.group(1), m.group(2))
+            if method == "PATCH":
+                st.computedomains[key] = dict(body)
+                return self._send(200, body)
+            if method == "DELETE":
+                if key not in st.computedomains:
+                    return self._status(404, "not found", "NotFound")
+                st.computedomains.pop(key)
                 return self._send(200, {"kind": "Status", "status": "Success"})
         if (m := _WORKLOADS.match(url.path)) and method == "GET":
             return self._send(200, {"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2",

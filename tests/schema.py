@@ -23,6 +23,9 @@ import yaml
 from conftest import REFERENCE
 
 CRD_DIR = REFERENCE / "crds"
+# CRDs that are not in ../shared/reference, committed with their source and checksum
+# (tests/schemas/README.md; tests/test_schemas_pinned.py checks them).
+LOCAL_CRD_DIR = Path(__file__).resolve().parent / "schemas"
 K8S_VERSION = "1.33.0"  # a GKE version the project supports; core schemas are stable
 
 
@@ -61,7 +64,8 @@ def _strict(schema: Any) -> Any:
 @lru_cache(maxsize=None)
 def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(Path(CRD_DIR).glob("*.yaml")):
+    paths = sorted(Path(CRD_DIR).glob("*.yaml")) + sorted(LOCAL_CRD_DIR.glob("*.yaml"))
+    for path in paths:
         crd = yaml.safe_load(path.read_text())
         group = crd["spec"]["group"]
         kind = crd["spec"]["names"]["kind"]

@@ -38,6 +38,9 @@ STACKS: dict[str, dict[str, Any]] = {
         {"accelerator": "v6e-256", "count": 4, "capacity": "on-demand"}],
         queues={"namespace": "pretraining", "localQueue": "main",
                 "clusterQueue": "pretraining"}),
+    # TPU v5e: four single-host 2x4 slices (one ct5lp-hightpu-8t VM each).
+    "v5e-single-host": _stack("us-west4", "us-west4-a", "v5e-1vm", [
+        {"accelerator": "v5litepod-8-1vm", "count": 4}]),
     # TPU7x (Ironwood): two 4x4x4 slices (16 VMs each).
     "tpu7x": _stack("us-central1", "us-central1-c", "ironwood", [
         {"accelerator": "tpu7x-4x4x4", "count": 2}], releaseChannel="RAPID"),
@@ -54,6 +57,16 @@ STACKS: dict[str, dict[str, Any]] = {
     "a4": _stack("us-central1", "us-central1-b", "a4", [
         {"accelerator": "b200-8", "count": 2,
          "capacity": {"mode": "reservation", "reservation": "b200-reservation"}}]),
+    # A3 High: four a3-highgpu-8g nodes on a reservation, GPUDirect-TCPX (TAS flavor).
+    "a3high": _stack("us-central1", "us-central1-a", "a3high", [
+        {"accelerator": "h100-80gb-8", "count": 4,
+         "capacity": {"mode": "reservation", "reservation": "h100-reservation"}}],
+        queues={"namespace": "gpu-jobs"}),
+    # A4X: four a4x-highgpu-4g nodes (GB200) on a reservation, one NVL72 workload policy.
+    "a4x": _stack("us-central1", "us-central1-b", "a4x", [
+        {"accelerator": "gb200-4", "count": 4,
+         "capacity": {"mode": "reservation", "reservation": "gb200-reservation"}}],
+        queues={"namespace": "gpu-jobs"}),
     # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking.
     "g2": _stack("us-central1", "us-central1-a", "g2", [
         {"accelerator": "l4-8", "count": 2}]),

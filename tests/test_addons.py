@@ -129,6 +129,11 @@ def case(request: pytest.FixtureRequest) -> tuple[dict[str, Any], Evaluation]:
     return _raw(request.param), _evaluate(request.param)
 
 
+def _kueue_release(ev: Evaluation) -> Resource:
+    # A4X stacks install a second chart (NVIDIA's DRA driver); Kueue's is named kueue.
+    return ev.named("kueue", RELEASE)
+
+
 def _one(ev: Evaluation, type_: str) -> Resource:
     found = ev.of_type(type_)
     assert len(found) == 1, f"{len(found)} resources of type {type_}"
@@ -273,7 +278,7 @@ def _rf(name: str, labels: dict[str, str], tolerations: list[dict[str, str]],
 
 def test_kueue_release(case: tuple[dict[str, Any], Evaluation]) -> None:
     raw, ev = case
-    release = _one(ev, RELEASE)
+    release = _kueue_release(ev)
     assert release.name == "kueue"
     assert release.parent.endswith(f"{ADDONS}::addons")
     inputs = harness._plain(release.inputs)
@@ -354,7 +359,7 @@ def test_jobset_is_installed_before_kueue(case: tuple[dict[str, Any], Evaluation
     ("tpu-gpu-cpu-teams", "1024Mi"),  # 5 x 2 zones + 8 + 4 + 4 = 26 nodes
 ])
 def test_kueue_memory_pinned(case_name: str, memory: str) -> None:
-    values = harness._plain(_one(_evaluate(case_name), RELEASE).inputs)["values"]
+    values = harness._plain(_kueue_release(_evaluate(case_name)).inputs)["values"]
     resources = values["controllerManager"]["manager"]["resources"]
     assert resources["requests"]["memory"] == resources["limits"]["memory"] == memory
 
@@ -364,7 +369,7 @@ def test_kueue_memory_floor_boundary(max_nodes: int, memory: str) -> None:
     # 31 x v5p-128 = 496 VMs; with 16 system nodes 512 nodes is exactly the 1 GiB floor.
     ev = _ev(systemPool={"maxNodes": max_nodes},
              slices=[{"accelerator": "v5p-128", "count": 31}])
-    values = harness._plain(_one(ev, RELEASE).inputs)["values"]
+    values = harness._plain(_kueue_release(ev).inputs)["values"]
     assert values["controllerManager"]["manager"]["resources"]["limits"]["memory"] == memory
 
 
@@ -381,7 +386,7 @@ def test_jobset_manifest(case: tuple[dict[str, Any], Evaluation]) -> None:
 
 def test_version_overrides() -> None:
     ev = _evaluate("tpu-gpu-cpu-teams")
-    assert harness._plain(_one(ev, RELEASE).inputs)["version"] == "0.20.1"
+    assert harness._plain(_kueue_release(ev).inputs)["version"] == "0.20.1"
     assert harness._plain(_jobset(ev).inputs)["file"] == (
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.13.0/manifests.yaml")
 
@@ -425,7 +430,7 @@ def test_every_urn_is_unique(case: tuple[dict[str, Any], Evaluation]) -> None:
 def test_kueue_objects_wait_for_both_installs(case: tuple[dict[str, Any], Evaluation]
                                              ) -> None:
     _, ev = case
-    kueue = _one(ev, RELEASE).urn
+    kueue = _kueue_release(ev).urn
     jobset = _jobset(ev).urn
     namespaces = {r.urn for r in ev.of_type(NAMESPACE)}
     groups = _kueue_groups(ev)
@@ -440,7 +445,7 @@ def test_installs_do_not_wait_for_kueue_objects(case: tuple[dict[str, Any], Eval
                                                 ) -> None:
     _, ev = case
     groups = {r.urn for r in ev.of_type(CONFIG_GROUP)}
-    for install in (_one(ev, RELEASE), _jobset(ev)):
+    for install in (_kueue_release(ev), _jobset(ev)):
         assert not groups & set(install.dependencies)
 
 
@@ -498,6 +503,8 @@ def test_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
     q = _queues(raw)
     names = [q.get("namespace", "training")] + [
         t.get("namespace", t["name"]) for t in q.get("teams", [])] + ["accelstack-system"]
+    if any(catalog.resolve(p["accelerator"]).family == "a4x" for p in raw.get("slices", [])):
+        names.append("nvidia-dra-driver-gpu")  # NVIDIA's DRA driver, for A4X stacks only
     declared = {r.name: harness._plain(r.inputs) for r in ev.of_type(NAMESPACE)}
 
     def labels(n: str) -> dict[str, str]:
@@ -570,9 +577,9 @@ def test_a3mega_kueue_objects() -> None:
                             {"nodeLabel": "cloud.google.com/gce-topology-subblock"},
                             {"nodeLabel": "cloud.google.com/gce-topology-host"},
                             {"nodeLabel": "kubernetes.io/hostname"}]}}}
-    gpu = "h100-mega-80gb-8-on-demand"
+    gpu = "h100-mega-80gb-8-reservation"
     assert _kind(ev, "ResourceFlavor") == {
-        gpu: _rf(gpu, {GPU_ACCEL: "nvidia-h100-mega-80gb", CAP: "on-demand"}, [],
+        gpu: _rf(gpu, {GPU_ACCEL: "nvidia-h100-mega-80gb", CAP: "reservation"}, [],
                  topology="gke-default", taints=[GPU_TAINT]),
         "system-cpu": _rf("system-cpu", {POOL: "system"}, []),
     }
@@ -726,17 +733,86 @@ def test_cpu_quota_with_fractional_memory() -> None:
         {"name": "memory", "nominalQuota": "22Gi"}]}
 
 
+GPU_RESERVATION = {"mode": "reservation", "reservation": "r"}
+# (accelerator, capacity, placement, TAS with auto): GKE labels the nodes with the
+# gke-default topology for A3 High/Mega on flex-start or a reservation, for A3 Ultra and
+# later on flex-start or with compact placement (infra/tas.py has the sources).
+TAS_AUTO = [
+    ("h100-80gb-8", GPU_RESERVATION, None, True),
+    ("h100-80gb-8", "flex-start", None, True),
+    ("h100-80gb-8", "on-demand", None, False),
+    ("h100-mega-80gb-8", "spot", None, False),
+    ("h100-mega-80gb-8", "queued", None, False),
+    ("h100-mega-80gb-8", GPU_RESERVATION, "none", True),
+    ("h200-141gb-8", "on-demand", None, True),  # compact by default
+    ("h200-141gb-8", "on-demand", "none", False),
+    ("h200-141gb-8", "spot", "compact", True),
+    ("h200-141gb-8", "spot", None, False),  # spot pools are not compact by default
+    ("b200-8", "flex-start", None, True),
+    ("b200-8", "queued", None, False),
+    ("gb200-4", GPU_RESERVATION, None, True),
+    ("l4-1", "flex-start", None, False),
+    ("a100-40gb-8", GPU_RESERVATION, None, False),
+]
+
+
+@pytest.mark.parametrize("accel, capacity, placement, tas", TAS_AUTO)
+def test_tas_only_where_gke_labels_the_topology(accel: str, capacity: Any,
+                                                placement: str | None, tas: bool) -> None:
+    pool: dict[str, Any] = {"accelerator": accel, "capacity": capacity}
+    if placement:
+        pool["placement"] = placement
+    ev = _ev(slices=[pool], queues={"topologyAwareScheduling": "auto"})
+    [flavor] = _kind(ev, "ResourceFlavor").values()
+    assert (flavor["spec"].get("topologyName") == "gke-default") == tas
+    assert bool(_kind(ev, "Topology")) == tas
+    # The contract tells the renderer to ask for a topology exactly there.
+    [info] = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools
+    assert info.kueue_topology_level == (
+        "cloud.google.com/gce-topology-block" if tas else None)
+
+
 def test_topology_aware_scheduling_modes() -> None:
-    # auto: GPUs with GPUDirect networking only; on: every GPU flavor; off: none; TPUs never.
+    # on: every GPU flavor (the user vouches for the labels); off: none; TPUs never.
     def topo(mode: str, accel: str) -> tuple[bool, Any]:
         ev = _ev(slices=[{"accelerator": accel}], queues={"topologyAwareScheduling": mode})
         [flavor] = _kind(ev, "ResourceFlavor").values()
         return bool(_kind(ev, "Topology")), flavor["spec"].get("topologyName")
-    assert topo("auto", "h100-80gb-8") == (True, "gke-default")
+    assert topo("auto", "h200-141gb-8") == (True, "gke-default")
+    assert topo("auto", "h100-80gb-8") == (False, None)  # on-demand A3 High: no labels
     assert topo("auto", "l4-1") == (False, None)
     assert topo("on", "l4-1") == (True, "gke-default")
-    assert topo("off", "h100-80gb-8") == (False, None)
+    assert topo("off", "h200-141gb-8") == (False, None)
     assert topo("on", "v5litepod-16") == (False, None)
+
+
+def test_tas_flavors_share_a_queue_with_cpu_quota_and_nap() -> None:
+    """GPUDirect TAS flavors beside a plain GPU pool, the system CPU flavor and NAP flavors
+    in one ClusterQueue: Kueue v0.19.2 then needs an explicit topology request on the
+    workloads of the TAS flavors, which the contract asks the renderer for (and only
+    for those)."""
+    ev = _ev(region="us-east4", zones=["us-east4-b"],
+             network={"gpuNetworksCidr": "192.168.0.0/19"},
+             slices=[{"accelerator": "h100-mega-80gb-8", "count": 2, "capacity": GPU_RESERVATION},
+                     {"accelerator": "h200-141gb-8", "count": 2},
+                     {"accelerator": "l4-8", "count": 1}],
+             nodeAutoProvisioning={"accelerators": {"nvidia-l4": 8, "nvidia-h100-80gb": 16}},
+             queues={"namespace": "gpu-jobs", "cpuQuota": {"cpu": 8, "memoryGi": 32}})
+    flavors = {n: f["spec"].get("topologyName") for n, f in _kind(ev, "ResourceFlavor").items()}
+    assert flavors == {"h100-mega-80gb-8-reservation": "gke-default",
+                       "h200-141gb-8-on-demand": "gke-default", "l4-8-on-demand": None,
+                       "nap-nvidia-l4": None, "nap-nvidia-h100-80gb": None, "system-cpu": None}
+    [cq] = _kind(ev, "ClusterQueue").values()
+    in_queue = {f["name"] for g in cq["spec"]["resourceGroups"] for f in g["flavors"]}
+    assert in_queue == set(flavors)  # one queue: TAS flavors are not alone in it
+    levels = {p.name: p.kueue_topology_level
+              for p in contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools}
+    assert levels == {"h100-mega-80gb-8": "cloud.google.com/gce-topology-block",
+                      "h200-141gb-8": "cloud.google.com/gce-topology-block", "l4-8": None}
+    # Every object still validates.
+    for obj in _kind(ev, "ResourceFlavor").values():
+        schema.validate(obj)
+    schema.validate(cq)
 
 
 # ----------------------------------------------------------------------------------

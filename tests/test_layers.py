@@ -15,6 +15,7 @@ PURE = ["infra.catalog", "infra.config", "infra.contract", "infra.errors",
         "infra.nodepool_spec", "infra.network_spec", "infra.cluster_spec", "infra.kueue_spec",
         "infra.image_cache_spec", "infra.addons_spec", "infra.images", "infra.pod_resources",
         "infra.services_spec", "infra.policy",
+        "infra.gpudirect_release",
         "submit.cli",
         "submit.render", "submit.spec", "submit.stack_outputs"]
 
@@ -44,7 +45,8 @@ def test_infra_never_imports_submit() -> None:
 
 
 def test_submit_reads_infra_only_through_catalog_and_contract() -> None:
-    allowed = {"infra", "infra.catalog", "infra.contract", "infra.errors", "infra.images"}
+    allowed = {"infra", "infra.catalog", "infra.contract", "infra.errors", "infra.images",
+               "infra.gpudirect_release"}
     for path in (ROOT / "submit").rglob("*.py"):
         used = {n for n in _imports(path) if n.split(".")[0] == "infra"}
         assert used <= allowed, f"{path}: {used - allowed}"

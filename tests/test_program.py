@@ -275,7 +275,12 @@ def test_a3_mega_networks() -> None:
     assert np["nodeConfig"]["gvnic"] == {"enabled": True}
     assert np["placementPolicy"] == {"type": "COMPACT"}
     assert np["autoscaling"] == {"totalMinNodeCount": 2, "totalMaxNodeCount": 2,
-                                 "locationPolicy": "BALANCED"}
+                                 "locationPolicy": "ANY"}
+    assert np["nodeConfig"]["reservationAffinity"] == {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name", "values": ["a3mega-reservation"]}
+    # the reservation's host maintenance interval (xpk and Cluster Toolkit: PERIODIC)
+    assert np["nodeConfig"]["hostMaintenancePolicy"] == {"maintenanceInterval": "PERIODIC"}
     # node pools must wait for their data networks
     pool_comp = ev.named("h100-mega-80gb-8", "accelstack:nodepool:SliceNodePools")
     assert any("GpuDataNetworks" in d for d in pool_comp.dependencies)

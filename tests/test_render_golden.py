@@ -169,7 +169,7 @@ def test_there_are_golden_cases() -> None:
             "h200", "b200", "l4", "cpu", "env", "priority", "restarts", "ttl", "grace",
             "shm-size", "config-file", "tpu7-multislice", "tpu7-count-form", "gb200",
             "gb200-nolssd", "c4a-arm", "defaults-off", "defaults-overridden",
-            "no-flags"} <= names
+            "no-flags", "h100-tcpx", "gb200-nvlink", "gb200-one-node"} <= names
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -182,8 +182,9 @@ def test_golden_reads_as_asked(case: Path) -> None:
     objs = yaml.safe_load_all((case / "expected.yaml").read_text()) if (
         case / "expected.yaml").is_file() else render_mod.render(spec)
     objs = list(objs)
-    assert [o["kind"] for o in objs] == (["ConfigMap"] if "config_file" in args else []) + [
-        "JobSet"]
+    multi_node_a4x = pool.family == "a4x" and spec.parallelism * spec.replicas > 1
+    assert [o["kind"] for o in objs] == (["ConfigMap"] if "config_file" in args else []) + (
+        ["ComputeDomain"] if multi_node_a4x else []) + ["JobSet"]
     js = objs[-1]
     assert list(_empty_values(js, "JobSet")) == []
     meta, body = js["metadata"], js["spec"]
@@ -281,14 +282,32 @@ def test_golden_reads_as_asked(case: Path) -> None:
     share = pod_resources.pod_share(pool.machine_type)
     amounts: dict[str, str] = {}
     if pool.resource_name:
-        amounts[pool.resource_name] = str(pool.chips_per_vm)
-    cpu = args.get("cpu") or (share.cpu if share else None)
-    memory = args.get("memory") or (share.memory if share else None)
-    amounts.update({k: v for k, v in (("cpu", cpu), ("memory", memory)) if v})
-    if amounts:
-        assert main["resources"] == {"requests": amounts, "limits": amounts}
+        requests[pool.resource_name] = limits[pool.resource_name] = str(pool.chips_per_vm)
+    if args.get("cpu"):
+        requests["cpu"] = args["cpu"]
+    if args.get("memory"):
+        requests["memory"] = limits["memory"] = args["memory"]
+    claims = [{"name": "compute-domain-channel"}] if multi_node_a4x else []
+    if requests:
+        expected = {"requests": requests, **({"limits": limits} if limits else {}),
+                    **({"claims": claims} if claims else {})}
+        assert main["resources"] == expected
     else:
         assert "resources" not in main
+
+    # A4X across nodes: every pod claims the IMEX channel of the workload's ComputeDomain.
+    if multi_node_a4x:
+        [cd] = [o for o in objs if o["kind"] == "ComputeDomain"]
+        template = cd["spec"]["channel"]["resourceClaimTemplate"]["name"]
+        assert cd["spec"]["numNodes"] == job["parallelism"] * rj["replicas"]
+        assert pod["resourceClaims"] == [{"name": "compute-domain-channel",
+                                          "resourceClaimTemplateName": template}]
+    else:
+        assert "resourceClaims" not in pod
+    # Kueue's topology request exactly when the pool's flavor uses TAS.
+    level = pool.kueue_topology_level
+    assert pod_meta.get("annotations", {}).get(
+        "kueue.x-k8s.io/podset-preferred-topology") == level
 
     # GPUDirect: the pod's NICs are exactly the contract's data subnets, in order.
     ann = pod_meta.get("annotations", {})

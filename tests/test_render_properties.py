@@ -71,7 +71,9 @@ def workloads(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     pool = stack_fixtures.outputs(stack).slice_pools[0]
     args: dict[str, Any] = {"accelerator": pool.accelerator, "image": "busybox:1.37"}
     if pool.kind == "tpu":
-        args["num_slices"] = replicas = draw(st.integers(1, pool.slice_count))
+        # Multislice needs multi-host slices (GKE's Multislice page).
+        most = pool.slice_count if pool.vms_per_slice > 1 else 1
+        args["num_slices"] = replicas = draw(st.integers(1, most))
         parallelism = pool.vms_per_slice
     else:
         replicas = 1
@@ -230,7 +232,8 @@ def pool_counts(draw: st.DrawFn) -> tuple[str, dict[str, Any], int]:
     stack = draw(st.sampled_from(sorted(stack_fixtures.STACKS)))
     pool = stack_fixtures.outputs(stack).slice_pools[0]
     if pool.kind == "tpu":
-        n = draw(st.integers(1, pool.slice_count))
+        # Multislice needs multi-host slices (GKE's Multislice page).
+        n = draw(st.integers(1, pool.slice_count if pool.vms_per_slice > 1 else 1))
         return stack, {"num_slices": n}, budget(n, pool.vms_per_slice, pool.kind)
     n = draw(st.integers(1, pool.slice_count * pool.vms_per_slice))
     return stack, {"num_nodes": n}, budget(1, n, pool.kind)

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import addons_spec, image_cache_spec, kueue_spec, network_spec
+from infra import addons_spec, dra_driver_spec, image_cache_spec, kueue_spec, network_spec
 from infra.config import StackConfig
 
 
@@ -53,7 +53,8 @@ class ClusterAddons(pulumi.ComponentResource):
         installs = [kueue, jobset]
 
         namespaces = {}
-        for ns in kueue_spec.namespaces(cfg) + [image_cache_spec.namespace()]:
+        extra_ns = [dra_driver_spec.namespace()] if dra_driver_spec.needed(cfg) else []
+        for ns in kueue_spec.namespaces(cfg) + [image_cache_spec.namespace()] + extra_ns:
             namespaces[ns["metadata"]["name"]] = k8s.core.v1.Namespace(
                 _object_name(ns), opts=child, metadata=ns["metadata"])
 
@@ -68,6 +69,22 @@ class ClusterAddons(pulumi.ComponentResource):
         for url in network_spec.nccl_installer_urls(cfg):
             k8s.yaml.v2.ConfigFile(url.rsplit("/", 1)[-1].removesuffix(".yaml"), opts=child,
                                    file=url)
+
+        # A4X: NVIDIA's DRA driver for ComputeDomains, in its namespace under its quota.
+        if dra_driver_spec.needed(cfg):
+            dra_ns = namespaces[dra_driver_spec.NAMESPACE]
+            quota_obj = dra_driver_spec.resource_quota(cfg)
+            quota = k8s.core.v1.ResourceQuota(
+                _object_name(quota_obj), metadata=quota_obj["metadata"], spec=quota_obj["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider,
+                                            depends_on=[dra_ns]))
+            # After Kueue's release: its webhooks (failurePolicy Fail) cover Deployments,
+            # so the driver's controller is created once they serve.
+            k8s.helm.v3.Release(
+                "nvidia-dra-driver-gpu",
+                opts=pulumi.ResourceOptions(parent=self, provider=provider,
+                                            depends_on=[dra_ns, quota, kueue]),
+                **dra_driver_spec.release_args(cfg))
 
         cache_ns = [namespaces[image_cache_spec.NAMESPACE]]
         for ds in image_cache_spec.daemonsets(cfg):
