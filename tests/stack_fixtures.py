@@ -74,11 +74,12 @@ STACKS: dict[str, dict[str, Any]] = {
     "tpu7": _stack("us-central1", "us-central1-c", "tpu7", [
         {"accelerator": "tpu7-4x4x8", "count": 2}], releaseChannel="RAPID"),
     # A4X (GB200, Arm hosts): four a4x-highgpu-4g nodes on a reservation and two
-    # a4x-highgpu-4g-nolssd nodes on Spot, GPUDirect-RDMA.
+    # a4x-highgpu-4g-nolssd nodes on another reservation, GPUDirect-RDMA.
     "a4x": _stack("us-central1", "us-central1-a", "a4x", [
         {"accelerator": "gb200-4", "count": 4,
          "capacity": {"mode": "reservation", "reservation": "gb200-reservation"}},
-        {"accelerator": "gb200-4-nolssd", "count": 2, "capacity": "spot"}]),
+        {"accelerator": "gb200-4-nolssd", "count": 2,
+         "capacity": {"mode": "reservation", "reservation": "gb200-nolssd-reservation"}}]),
     # Axion (C4A, Arm): one pool of two c4a-standard-72 VMs.
     "c4a": _stack("us-central1", "us-central1-a", "c4a", [
         {"accelerator": "c4a-standard-72-2", "count": 1}]),

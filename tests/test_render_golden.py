@@ -282,16 +282,14 @@ def test_golden_reads_as_asked(case: Path) -> None:
     share = pod_resources.pod_share(pool.machine_type)
     amounts: dict[str, str] = {}
     if pool.resource_name:
-        requests[pool.resource_name] = limits[pool.resource_name] = str(pool.chips_per_vm)
-    if args.get("cpu"):
-        requests["cpu"] = args["cpu"]
-    if args.get("memory"):
-        requests["memory"] = limits["memory"] = args["memory"]
+        amounts[pool.resource_name] = str(pool.chips_per_vm)
+    cpu = args.get("cpu") or (share.cpu if share else None)
+    memory = args.get("memory") or (share.memory if share else None)
+    amounts.update({k: v for k, v in (("cpu", cpu), ("memory", memory)) if v})
     claims = [{"name": "compute-domain-channel"}] if multi_node_a4x else []
-    if requests:
-        expected = {"requests": requests, **({"limits": limits} if limits else {}),
-                    **({"claims": claims} if claims else {})}
-        assert main["resources"] == expected
+    if amounts:
+        assert main["resources"] == {"requests": amounts, "limits": amounts,
+                                     **({"claims": claims} if claims else {})}
     else:
         assert "resources" not in main
 
