@@ -31,7 +31,7 @@ import stack_fixtures
 from conftest import MINIMAL, STACK_FILES
 from infra import addons_spec, catalog, contract, harness, image_cache_spec, kueue_spec
 from infra import config as config_mod
-from infra import pod_resources
+from infra import dra_driver_spec, pod_resources
 from infra.harness import Evaluation, Resource
 from infra.program import StackConfigError
 
@@ -329,13 +329,13 @@ def _selected(selector: dict[str, Any], labels: dict[str, str]) -> bool:
 
 def test_kueue_never_gates_system_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
     # The chart gives every Kueue webhook this namespaceSelector: namespaces outside it
-    # (JobSet's, GKE's, the image cache's) never wait on Kueue; the workload namespaces,
+    # (JobSet's, GKE's, the image cache's, NVIDIA's DRA driver's) never wait on Kueue; the workload namespaces,
     # as the stack declares them, are managed.
     _, ev = case
     selector = KUEUE_CONFIG["managedJobsNamespaceSelector"]
     declared = {r.name: harness._plain(r.inputs)["metadata"] for r in ev.of_type(NAMESPACE)}
     for meta in declared.values():
-        managed = meta["name"] != image_cache_spec.NAMESPACE
+        managed = meta["name"] not in (image_cache_spec.NAMESPACE, dra_driver_spec.NAMESPACE)
         assert _selected(selector, meta.get("labels", {})) == managed, meta
     for system in ("kube-system", "kueue-system", "jobset-system", "gmp-system",
                    "gke-managed-system"):
@@ -347,7 +347,7 @@ def test_kueue_never_gates_system_namespaces(case: tuple[dict[str, Any], Evaluat
 # Deployment while Kueue was starting.
 def test_jobset_is_installed_before_kueue(case: tuple[dict[str, Any], Evaluation]) -> None:
     _, ev = case
-    kueue, jobset = _one(ev, RELEASE), _jobset(ev)
+    kueue, jobset = _kueue_release(ev), _jobset(ev)
     assert jobset.urn in kueue.dependencies
     assert kueue.urn not in jobset.dependencies
 
@@ -509,7 +509,7 @@ def test_namespaces(case: tuple[dict[str, Any], Evaluation]) -> None:
 
     def labels(n: str) -> dict[str, str]:
         out = {"app.kubernetes.io/managed-by": "accelstack"}
-        if n != "accelstack-system":  # workload namespaces opt in to Kueue
+        if n not in ("accelstack-system", "nvidia-dra-driver-gpu"):  # workload namespaces opt in
             out["accelstack.dev/kueue-managed"] = "true"
         return out
     assert declared == {
@@ -1283,9 +1283,9 @@ def test_arm_pools_flavors_select_and_tolerate_arm64() -> None:
     arm_tol = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
                "effect": "NoSchedule"}
     flavors = _kind(ev, "ResourceFlavor")
-    assert sorted(flavors) == ["gb200-4-nolssd-spot", "gb200-4-reservation"]
+    assert sorted(flavors) == ["gb200-4-nolssd-reservation", "gb200-4-reservation"]
     for name, machine in (("gb200-4-reservation", "a4x-highgpu-4g"),
-                          ("gb200-4-nolssd-spot", "a4x-highgpu-4g-nolssd")):
+                          ("gb200-4-nolssd-reservation", "a4x-highgpu-4g-nolssd")):
         spec = flavors[name]["spec"]
         assert arm_tol in spec["tolerations"]
         assert spec["nodeLabels"]["kubernetes.io/arch"] == "arm64"
@@ -1304,6 +1304,10 @@ def test_auto_provisioned_arm_gpus_flavor_tolerates_arm64() -> None:
     gb200, l4 = flavors["nap-nvidia-gb200"]["spec"], flavors["nap-nvidia-l4"]["spec"]
     assert gb200["nodeLabels"] == {"cloud.google.com/gke-accelerator": "nvidia-gb200",
                                    "kubernetes.io/arch": "arm64"}
-    assert gb200["tolerations"] == [GPU_TOL, {"key": "kubernetes.io/arch", "operator": "Equal",
-                                              "value": "arm64", "effect": "NoSchedule"}]
-    assert l4["tolerations"] == [GPU_TOL]
+    # GKE's GPU taint is the flavor's nodeTaint (workloads tolerate it themselves); the Arm
+    # taint is tolerated by the flavor, so admitted pods get the toleration.
+    assert gb200["tolerations"] == [{"key": "kubernetes.io/arch", "operator": "Equal",
+                                     "value": "arm64", "effect": "NoSchedule"}]
+    assert gb200["nodeTaints"] == l4["nodeTaints"] == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    assert "tolerations" not in l4 or l4["tolerations"] == []

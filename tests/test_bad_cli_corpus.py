@@ -86,15 +86,20 @@ CASES = [
          "'two' is not a valid integer."),
     Case("max-restarts-negative", _create("--max-restarts", "-1"), "--max-restarts",
          "-1 is below 0"),
-    Case("ttl-negative", _create("--ttl", "-60"), "--ttl", "-60 is below 0"),
-    Case("ttl-int32", _create("--ttl", "9999999999"), "--ttl", "9999999999 is above 2147483647"),
+    Case("ttl-negative", _create("--ttl", "-60"), "--ttl",
+         "'-60' is not a duration: give seconds or a number with s, m, h or d (such as 3600 or "
+         "12h), or 'none' to keep the finished workload"),
+    Case("ttl-int32", _create("--ttl", "9999999999"), "--ttl",
+         "'9999999999' is more than 2147483647 seconds"),
     Case("grace-negative", _create("--termination-grace-period", "-1"),
          "--termination-grace-period", "-1 is below 0"),
     Case("exit-code-zero", _create("--restart-on-exit-codes", "0"), "--restart-on-exit-codes",
-         "'0' is not an exit code from 1 to 255 (give a comma-separated list such as 42,43)"),
+         "'0' is not an exit code from 1 to 255 or a range such as 127-255 (give a "
+         "comma-separated list such as 42,127-255, or 'any')"),
     Case("exit-code-256", _create("--restart-on-exit-codes", "42,256"),
          "--restart-on-exit-codes",
-         "'256' is not an exit code from 1 to 255 (give a comma-separated list such as 42,43)"),
+         "'256' is not an exit code from 1 to 255 or a range such as 127-255 (give a "
+         "comma-separated list such as 42,127-255, or 'any')"),
     # -- create: quantities, image, command, namespaces and queues ------------------------
     Case("cpu-zero", _create("--cpu", "0"), "--cpu",
          "'0' is zero; give a positive CPU quantity such as 30 or 3500m"),
@@ -120,7 +125,7 @@ CASES = [
          "there: main", STACK),
     Case("priority-unknown", _create("--priority", "urgent"), "--priority",
          "'urgent' is not a priority class of the stack; allowed: very-low, low, medium, high, "
-         "very-high", STACK),
+         "very-high, or 'none'", STACK),
     Case("output-format", _create("--dry-run", "-o", "xml"), "-o' / '--output",
          "'xml' is not one of 'yaml', 'json'."),
     # -- create: --env and --secret-env -----------------------------------------------------

