@@ -14,7 +14,8 @@ from conftest import ROOT
 PURE = ["infra.catalog", "infra.config", "infra.contract", "infra.errors",
         "infra.nodepool_spec", "infra.network_spec", "infra.cluster_spec", "infra.kueue_spec",
         "infra.image_cache_spec", "infra.addons_spec", "infra.images", "submit.cli",
-        "submit.render", "submit.spec", "submit.stack_outputs"]
+        "submit.render", "submit.spec", "submit.stack_outputs", "infra.registry_spec",
+        "submit.bundle.plan", "submit.bundle.registry", "submit.bundle.push"]
 
 
 @pytest.mark.parametrize("module", PURE)
