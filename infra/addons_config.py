@@ -1,22 +1,21 @@
 """Config of the cluster add-ons: JobSet and Kueue versions, queues and the image cache.
 
-Parsed with the rest of the stack config (``infra.config.parse`` calls ``parse``), so a
-bad queue or image reference stops the stack before any resource is declared. Pure data;
-this module must not import pulumi or ``infra.config`` (which imports it).
+Parsed with the rest of the stack config (``infra.config.parse`` calls the ``parse_*``
+functions), so a bad queue or image reference stops the stack before any resource is
+declared. The layer above the slice pools, which the queues and the image cache name.
+Pure data; this module must not import pulumi or ``infra.config`` (which imports it).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from infra.config_slices import SlicePool
 from infra.errors import did_you_mean, one_of, show
 from infra.images import image_problem
 from infra.reader import Reader
-
-if TYPE_CHECKING:
-    from infra.config import SlicePool
 
 DEFAULT_JOBSET_VERSION = "v0.12.0"
 DEFAULT_KUEUE_VERSION = "v0.19.2"

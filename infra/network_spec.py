@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import SlicePool, StackConfig
+from infra.config_network import LAYOUT as _LAYOUT
+from infra.config_network import data_network_key
 
 TCPX_MTU = 8244  # GKE's GPUDirect-TCPX/TCPXO guides create their VPCs with this MTU
 RDMA_MTU = 8896  # recommended (and the default) for RoCE VPCs
 GVNIC_MTU = 8896
 
-# networking kind -> (number of single-subnet VPCs, RDMA subnets per RoCE VPC)
-_LAYOUT = {"tcpx": (4, 0), "tcpxo": (8, 0), "rdma": (1, 8)}
-_RDMA_NICS = {"a4x": 4}
 
 
 @dataclass(frozen=True)
@@ -59,8 +58,7 @@ class NetworkGroup:
 
 
 def _group_key(pool: SlicePool) -> tuple[str, str, int]:
-    nics = _RDMA_NICS.get(pool.accelerator.family, 8)
-    return (pool.accelerator.networking, pool.zones[0], nics)
+    return data_network_key(pool.accelerator, pool.zones[0])
 
 
 def gpu_network_groups(cfg: StackConfig) -> list[NetworkGroup]:
@@ -102,18 +100,6 @@ def group_for(groups: list[NetworkGroup], pool: SlicePool) -> NetworkGroup | Non
                 kind != "rdma" or len(g.networks[-1].subnets) == nics):
             return g
     raise AssertionError(f"no network group for {pool.name}")
-
-
-def subnets_needed(cfg: StackConfig) -> int:
-    total = 0
-    seen: set[tuple[str, str, int]] = set()
-    for pool in cfg.slices:
-        if pool.accelerator.networking == "none" or _group_key(pool) in seen:
-            continue
-        seen.add(_group_key(pool))
-        vpcs, _ = _LAYOUT[pool.accelerator.networking]
-        total += vpcs + (_group_key(pool)[2] if pool.accelerator.networking == "rdma" else 0)
-    return total
 
 
 def vpc_args(cfg: StackConfig) -> dict[str, Any]:

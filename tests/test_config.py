@@ -680,3 +680,68 @@ def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:
     assert problems(raw) == [
         "slices[0].name: 'system' is the name of the stack's system node pool; give the slice "
         "pool another name"]
+
+
+# ----------------------------------------------------------------------------------
+# Layers: the config parser imports one way only
+
+
+CONFIG_LAYERS = ["infra.errors", "infra.reader", "infra.config_fields", "infra.config_network",
+                 "infra.config_cluster", "infra.config_slices", "infra.addons_config",
+                 "infra.config"]
+
+
+def _infra_imports(module: str) -> set[str]:
+    import ast
+
+    from conftest import ROOT
+
+    path = ROOT / (module.replace(".", "/") + ".py")
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            if node.module == "infra":
+                names |= {f"infra.{a.name}" for a in node.names}
+    return {n for n in names if n.startswith("infra.")}
+
+
+@pytest.mark.parametrize("module", CONFIG_LAYERS)
+def test_config_layers_import_only_layers_below(module: str) -> None:
+    below = set(CONFIG_LAYERS[:CONFIG_LAYERS.index(module)])
+    # Shared pure tables any layer may read.
+    allowed = below | {"infra.catalog", "infra.images"}
+    assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
+
+
+def test_no_import_circle_in_infra() -> None:
+    from conftest import ROOT
+
+    modules = {f"infra.{p.stem}" for p in (ROOT / "infra").glob("*.py")}
+    graph = {m: _infra_imports(m) & modules for m in modules}
+    done: set[str] = set()
+
+    def visit(m: str, stack: tuple[str, ...]) -> None:
+        assert m not in stack, " -> ".join(stack[stack.index(m):] + (m,))
+        if m in done:
+            return
+        for n in sorted(graph[m]):
+            visit(n, stack + (m,))
+        done.add(m)
+
+    for m in sorted(modules):
+        visit(m, ())
+
+
+@pytest.mark.parametrize("module", CONFIG_LAYERS)
+def test_config_layers_do_not_load_pulumi(module: str) -> None:
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = (f"import sys, {module}; bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')); assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -1,0 +1,294 @@
+"""The ``slices`` section of the stack config: pools of identical TPU, GPU or CPU slices.
+
+Each entry is resolved through the accelerator catalog and checked against the capacity
+rules GKE enforces on node pools (capacity modes, placement, zones, minimum versions)
+before anything is declared. Sits above the cluster layer (it takes the zones and the
+GKE version parsed there as plain values) and below the add-ons, whose queues and image
+cache name these pools. Pure; no pulumi.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from infra import catalog
+from infra.catalog import Accelerator
+from infra.config_fields import GKE_NAME, check_gke_name, parse_labels
+from infra.errors import did_you_mean, one_of, show
+from infra.reader import Reader
+
+CAPACITY_MODES = ("on-demand", "spot", "reservation", "flex-start", "queued")
+GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
+PLACEMENTS = ("auto", "compact", "none")
+DISK_TYPES = ("pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced")
+MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
+SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
+              "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk")
+CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration")
+
+# GKE minimum versions stated in its docs, checked when a stack pins a version.
+MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)
+MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
+
+_DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
+                         r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_DURATION = re.compile(r"^(\d+)([smhd])\Z")
+
+
+@dataclass(frozen=True)
+class Capacity:
+    mode: str
+    reservation: str | None = None  # reservation name, or projects/P/reservations/R
+    block: str | None = None  # reservation block within it
+    max_run_seconds: int | None = None  # flex-start and queued
+
+    @property
+    def consumes_reservation(self) -> bool:
+        return self.mode == "reservation"
+
+    @property
+    def autoscales_from_zero(self) -> bool:
+        return self.mode in ("flex-start", "queued")
+
+
+@dataclass(frozen=True)
+class SlicePool:
+    """One entry of ``slices``: ``count`` identical slices of one accelerator."""
+
+    name: str
+    accelerator: Accelerator
+    count: int
+    capacity: Capacity
+    zones: tuple[str, ...]
+    placement: str  # "compact" or "none", resolved from "auto"
+    min_count: int  # single-host pools: autoscaling floor, in VMs
+    disk_size_gb: int
+    disk_type: str
+    gpu_driver_version: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    secondary_boot_disk: str | None = None  # disk image with pre-loaded container images
+
+    @property
+    def chips(self) -> int:
+        return self.count * self.accelerator.chips
+
+    @property
+    def one_pool_per_slice(self) -> bool:
+        """Multi-host TPU slices get a node pool each; everything else shares one pool."""
+        return self.accelerator.kind == "tpu" and self.accelerator.multi_host
+
+    def node_pool_names(self) -> list[str]:
+        if self.one_pool_per_slice:
+            return [f"{self.name}-{i}" for i in range(self.count)]
+        return [self.name]
+
+
+def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
+                 version: str | None) -> list[SlicePool]:
+    """The pools of ``slices``; every node pool name they make is unique and not 'system'."""
+    pools: list[SlicePool] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        pool = _slice(r, item, f"slices[{i}]", list(zones), version)
+        if pool is None:
+            continue
+        pools.append(pool)
+        for np_name in pool.node_pool_names():
+            if np_name == "system":
+                r.fail(f"slices[{i}].name", "'system' is the name of the stack's system node "
+                       "pool; give the slice pool another name")
+                break
+            if np_name in seen:
+                r.fail(f"slices[{i}].name", f"node pool name {show(np_name)} is already used"
+                       f" by slices[{seen[np_name]}]; give each pool its own name")
+                break
+            seen[np_name] = i
+    return pools
+
+
+def _duration_seconds(r: Reader, value: Any, path: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    else:
+        m = _DURATION.match(str(value))
+        if not m:
+            r.fail(path, f"{show(value)} is not a duration such as 86400s, 72h or 7d")
+            return None
+        seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    if not 0 < seconds <= MAX_RUN_SECONDS:
+        r.fail(path, f"{show(value)} is outside 1s-7d (GKE: flex-start VMs run at most seven days)")
+        return None
+    return seconds
+
+
+def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
+    if isinstance(value, str):
+        value = {"mode": value}
+    if isinstance(value, Mapping) and "spot" in value:
+        r.fail(f"{path}.spot", "flex-start, queued and spot are distinct capacity modes and "
+               "cannot be combined (GKE: flex-start VMs are not Spot VMs); set mode: spot or "
+               "mode: flex-start")
+        value = {k: v for k, v in value.items() if k != "spot"}
+    raw = r.obj(value, path, CAPACITY_KEYS)
+    mode = r.get(raw, "mode", path, str, default="on-demand")
+    if mode not in CAPACITY_MODES:
+        r.fail(f"{path}.mode", f"{show(mode)} is not a capacity mode"
+               f"{did_you_mean(mode, CAPACITY_MODES)} (allowed: {one_of(CAPACITY_MODES)})")
+        return None
+    reservation = r.get(raw, "reservation", path, str)
+    block = r.get(raw, "block", path, str)
+    if mode == "reservation":
+        if reservation is None:
+            r.fail(f"{path}.reservation", "is required with mode: reservation (the name of a "
+                   "specific reservation, or projects/PROJECT/reservations/NAME when shared)")
+        elif not re.match(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/reservations/)?"
+                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z", reservation):
+            r.fail(f"{path}.reservation", f"{show(reservation)} is not a reservation name or "
+                   "projects/PROJECT/reservations/NAME")
+        if block is not None and not GKE_NAME.match(block):
+            r.fail(f"{path}.block", f"{show(block)} is not a reservation block name")
+    else:
+        for key, val in (("reservation", reservation), ("block", block)):
+            if val is not None:
+                r.fail(f"{path}.{key}", f"{mode} pools do not consume reservations (GKE: only "
+                       "mode: reservation may set reservation affinity; spot, flex-start and "
+                       "queued nodes are provisioned without one)")
+    max_run = _duration_seconds(r, raw.get("maxRunDuration"), f"{path}.maxRunDuration")
+    if max_run is not None and mode not in ("flex-start", "queued"):
+        r.fail(f"{path}.maxRunDuration", f"only flex-start and queued pools have a maximum run "
+               f"duration, not {mode}")
+        max_run = None
+    return Capacity(mode, reservation if mode == "reservation" else None,
+                    block if mode == "reservation" else None, max_run)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    nums = [int(x) for x in re.findall(r"\d+", version)]
+    return tuple(nums + [0] * (4 - len(nums)))
+
+
+def _slice(r: Reader, item: Any, path: str, zones: list[str],
+           version: str | None) -> SlicePool | None:
+    before = len(r.problems)
+    raw = r.obj(item, path, SLICE_KEYS)
+    if not raw:
+        if item is not None and before == len(r.problems):
+            r.fail(path, "is empty; a slice pool needs at least an accelerator")
+        return None
+    accel_name = r.get(raw, "accelerator", path, str, required=True)
+    accel: Accelerator | None = None
+    if accel_name is not None:
+        try:
+            accel = catalog.resolve(accel_name)
+        except catalog.UnknownAccelerator as e:
+            r.fail(f"{path}.accelerator", str(e))
+    count = r.get(raw, "count", path, int, default=1)
+    r.check(count >= 1, f"{path}.count", f"{count} is below 1")
+    capacity = _capacity(r, raw.get("capacity"), f"{path}.capacity")
+    pool_zones = r.get(raw, "zones", path, list, default=zones[:1])
+    for j, z in enumerate(pool_zones):
+        if z not in zones:
+            r.fail(f"{path}.zones[{j}]", f"{show(z)} is not one of the stack's zones "
+                   f"({one_of(zones)})")
+    if "zones" in raw and not pool_zones:
+        r.fail(f"{path}.zones", "must list at least one zone")
+    placement = r.get(raw, "placement", path, str, default="auto")
+    if placement not in PLACEMENTS:
+        r.fail(f"{path}.placement", f"{show(placement)} is not a placement; allowed: "
+               f"{one_of(PLACEMENTS)}")
+    min_count = r.get(raw, "minCount", path, int)
+    disk = r.get(raw, "diskSizeGb", path, int, default=200)
+    r.check(disk >= 10, f"{path}.diskSizeGb", f"{disk} is below GKE's 10 GB minimum")
+    disk_type = r.get(raw, "diskType", path, str, default="pd-balanced")
+    if disk_type not in DISK_TYPES:
+        r.fail(f"{path}.diskType", f"{show(disk_type)} is not a boot disk type; allowed: "
+               f"{one_of(DISK_TYPES)}")
+    driver = r.get(raw, "gpuDriverVersion", path, str, default="LATEST")
+    if driver not in GPU_DRIVER_VERSIONS:
+        r.fail(f"{path}.gpuDriverVersion", f"{show(driver)} is not a GKE GPU driver version; "
+               f"allowed: {one_of(GPU_DRIVER_VERSIONS)}")
+    labels = parse_labels(r, raw.get("labels"), f"{path}.labels")
+    boot_disk = r.get(raw, "secondaryBootDisk", path, str)
+    if boot_disk is not None and not _DISK_IMAGE.match(boot_disk):
+        r.fail(f"{path}.secondaryBootDisk", f"{show(boot_disk)} is not a disk image "
+               "(global/images/NAME or projects/PROJECT/global/images/NAME)")
+    name = r.get(raw, "name", path, str, default=accel.name if accel else None)
+    if accel is None or capacity is None or name is None or len(r.problems) > before:
+        return None
+
+    suffix_len = len(f"-{count - 1}") if accel.kind == "tpu" and accel.multi_host else 0
+    check_gke_name(r, f"{path}.name", name, limit=40 - suffix_len)
+    if accel.kind != "gpu" and "gpuDriverVersion" in raw:
+        r.fail(f"{path}.gpuDriverVersion", f"applies to GPU pools only, not {accel.name}")
+
+    # The capacity rules GKE enforces, checked before anything is declared.
+    mode = capacity.mode
+    if placement == "auto":
+        placement = _default_placement(accel, mode)
+    if placement == "compact" and len(pool_zones) > 1:
+        r.fail(f"{path}.zones", f"{one_of(pool_zones)}: compact placement needs a single zone "
+               "(GKE places a compact node pool's nodes in one zone)")
+    elif accel.kind == "tpu" and accel.multi_host and len(pool_zones) > 1:
+        r.fail(f"{path}.zones", f"{one_of(pool_zones)}: a multi-host TPU slice lives in one "
+               "zone; list a single zone")
+    multi = accel.kind == "tpu" and accel.multi_host
+    if placement == "compact" and mode == "queued" and not multi:
+        r.fail(f"{path}.placement", "compact placement is not supported with queued "
+               "provisioning (GKE: queued provisioning node pools take no compact placement "
+               "policy; only a multi-host TPU slice keeps its topology placement)")
+    if accel.kind == "tpu" and accel.multi_host and placement != "compact":
+        r.fail(f"{path}.placement", f"{show(placement)}: a multi-host TPU slice "
+               f"({accel.name}) is placed as one compact unit with its topology; remove "
+               "placement or set it to compact")
+    if accel.family == "tpu7x" and mode == "queued" and accel.multi_host:
+        r.fail(f"{path}.capacity.mode", "queued provisioning does not support multi-host "
+               "TPU7x slices, which need a workload policy; use flex-start, spot, "
+               "reservation or on-demand")
+    if mode == "flex-start" and accel.family == "v4":
+        r.fail(f"{path}.capacity.mode", "flex-start does not support TPU v4 (GKE: flex-start "
+               "supports TPU v5e and later)")
+    if min_count is not None:
+        if multi:
+            r.fail(f"{path}.minCount", f"multi-host TPU slices ({accel.name}) are created "
+                   "whole; minCount applies to single-host and GPU pools only")
+        elif capacity.autoscales_from_zero and min_count != 0:
+            r.fail(f"{path}.minCount", f"{min_count}: {mode} pools must autoscale from zero "
+                   "(GKE: flex-start and queued provisioning need --num-nodes=0 with "
+                   "autoscaling)")
+        elif not 0 <= min_count <= count:
+            r.fail(f"{path}.minCount", f"{min_count} is outside 0-{count} (count)")
+    if min_count is None:
+        min_count = count if mode == "reservation" else 0
+    if version is not None:
+        v = _version_tuple(version)
+        full = len(version.split(".")) > 2
+        if mode in ("flex-start", "queued") and (
+                v[:2] < MIN_VERSION_FLEX_START[:2] or full and v < MIN_VERSION_FLEX_START):
+            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE 1.33.0-gke.1712000 or later; "
+                   f"gkeVersion is {version}")
+        if accel.family == "tpu7x" and (
+                v[:2] < MIN_VERSION_TPU7X[:2] or full and v < MIN_VERSION_TPU7X):
+            r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
+                   f"later; gkeVersion is {version}")
+    if len(r.problems) > before:
+        return None
+    return SlicePool(
+        name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
+        placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
+        gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
+    )
+
+
+def _default_placement(accel: Accelerator, mode: str) -> str:
+    if accel.kind == "tpu":
+        return "compact" if accel.multi_host else "none"
+    if accel.kind == "gpu" and accel.networking != "none" and mode in ("on-demand", "reservation"):
+        # GPUDirect machines are placed close together; flex-start and queued capacity is
+        # placed by DWS itself and spot capacity is taken wherever it is.
+        return "compact"
+    return "none"
+
