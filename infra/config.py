@@ -11,6 +11,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config_cluster                              project, zones, cluster, system pool, NAP
     infra.config_slices                               slice pools and their capacity rules
     infra.addons_config                               add-on versions, queues, image cache
+    infra.registry_spec                               the workload image repository
     infra.config (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config import SlicePool``
@@ -34,6 +35,7 @@ from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  SlicePool, parse_slices)
 from infra.errors import ConfigError
 from infra.reader import Reader
+from infra.registry_spec import RegistryConfig, parse_registry
 
 __all__ = [
     "CAPACITY_KEYS", "CAPACITY_MODES", "DISK_TYPES", "GPU_DRIVER_VERSIONS", "MAX_RUN_SECONDS",
@@ -67,6 +69,7 @@ class StackConfig:
     queues: Queues
     image_cache: tuple[CachedImage, ...] = ()
     policy: Policy = Policy()
+    registry: RegistryConfig | None = None  # the workload image repository
 
     @property
     def location(self) -> str:
@@ -82,7 +85,7 @@ TOP_LEVEL_KEYS = (
     "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
-    "addons", "queues", "imageCache", "policy",
+    "addons", "queues", "imageCache", "policy", "registry",
 )
 
 
@@ -100,6 +103,8 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
     queues = addons_config.parse_queues(r, top.get("queues"), pools)
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools)
     policy = parse_policy(r, top.get("policy"))
+    registry = parse_registry(r, top.get("registry"), project=cluster.project,
+                              region=cluster.region, cluster_name=cluster.cluster_name)
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")
@@ -120,5 +125,5 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
         deletion_protection=cluster.deletion_protection, labels=cluster.labels,
         system_pool=cluster.system_pool, slices=tuple(pools),
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
-        image_cache=image_cache, policy=policy,
+        image_cache=image_cache, policy=policy, registry=registry,
     )

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
-CONTRACT_VERSION = 2  # 2: queues, priority classes, add-on versions, cached images
+CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached images
+# 3: imageRepository (the stack's workload image repository, or null)
 OUTPUT_NAME = "accelstack"
 
 
@@ -76,6 +77,7 @@ class StackOutputs:
     kueue_version: str
     cached_images: tuple[str, ...] = ()
     auto_provisioning: Mapping[str, int] = field(default_factory=dict)
+    image_repository: str | None = None  # <location>-docker.pkg.dev/<project>/<repository>
     contract_version: int = CONTRACT_VERSION
 
     def local_queue(self, namespace: str) -> LocalQueueInfo | None:
@@ -112,6 +114,7 @@ class StackOutputs:
             "jobsetVersion": self.jobset_version,
             "kueueVersion": self.kueue_version,
             "cachedImages": list(self.cached_images),
+            "imageRepository": self.image_repository,
         }
 
 
@@ -236,6 +239,7 @@ def load(data: Any) -> StackOutputs:
         jobset_version=_need(data, "jobsetVersion", str, p),
         kueue_version=_need(data, "kueueVersion", str, p),
         cached_images=tuple(_str_list(_need(data, "cachedImages", list, p), f"{p}.cachedImages")),
+        image_repository=_need(data, "imageRepository", str, p, nullable=True),
         contract_version=version,
     )
 

@@ -43,7 +43,7 @@ def test_incompatible_version_is_refused(exported: dict[str, Any]) -> None:
         contract.load(data)
     assert str(e.value) == (
         "stack outputs: contract version 99 is not supported; this version of accelstack "
-        "reads version 2 (run `pulumi up` with the same accelstack version, or upgrade the "
+        "reads version 3 (run `pulumi up` with the same accelstack version, or upgrade the "
         "submitter)")
 
 

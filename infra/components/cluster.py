@@ -6,6 +6,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra import cluster_spec as spec
+from infra import registry_spec
 from infra.config import StackConfig
 
 
@@ -27,7 +28,7 @@ class GkeCluster(pulumi.ComponentResource):
         bindings = [
             gcp.projects.IAMMember(f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
                                    opts=child, **spec.role_binding_args(cfg, role, member))
-            for role in spec.NODE_ROLES
+            for role in registry_spec.node_project_roles(cfg.registry, spec.NODE_ROLES)
         ]
         self.cluster = gcp.container.Cluster(
             name,
