@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -301,3 +301,16 @@ def seed_index(server: RegistryServer, repo: str, tag: str) -> str:
     index = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX,
                         "manifests": entries}).encode()
     return server.put_manifest(repo, tag, index, OCI_INDEX)
+
+
+def serve(tmp_path_factory: pytest.TempPathFactory, mode: str) -> Iterator[RegistryServer]:
+    """A started registry seeded with base/python:3.11 (an amd64+arm64 index) and
+    base/docker-amd64:1 (a single amd64 manifest in Docker media types); always stopped."""
+    server = RegistryServer(tmp_path_factory.mktemp(f"registry-{mode}"), mode)
+    try:
+        server.start()
+        seed_index(server, "base/python", "3.11")
+        seed_image(server, "base/docker-amd64", "1", "amd64", docker_types=True)
+        yield server
+    finally:
+        server.stop()

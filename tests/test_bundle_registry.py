@@ -20,8 +20,7 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from oci_registry import (DOCKER_MANIFEST, OCI_MANIFEST, PASSWORD, USER, RegistryServer,
-                          seed_image, seed_index)
+from oci_registry import DOCKER_MANIFEST, OCI_MANIFEST, PASSWORD, USER, RegistryServer, serve
 from submit.bundle import plan
 from submit.bundle.plan import BundleError, Platform
 from submit.bundle.push import bundle
@@ -31,29 +30,19 @@ AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")
 ACCEPT = ", ".join([OCI_MANIFEST, DOCKER_MANIFEST])
 
 
-def _server(tmp_path_factory: pytest.TempPathFactory, mode: str) -> Iterator[RegistryServer]:
-    server = RegistryServer(tmp_path_factory.mktemp(f"registry-{mode}"), mode).start()
-    try:
-        seed_index(server, "base/python", "3.11")
-        seed_image(server, "base/docker-amd64", "1", "amd64", docker_types=True)
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
-    yield from _server(tmp_path_factory, "plain")
+    yield from serve(tmp_path_factory, "plain")
 
 
 @pytest.fixture(scope="module")
 def basic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
-    yield from _server(tmp_path_factory, "basic")
+    yield from serve(tmp_path_factory, "basic")
 
 
 @pytest.fixture(scope="module")
 def token(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
-    yield from _server(tmp_path_factory, "token")
+    yield from serve(tmp_path_factory, "token")
 
 
 @pytest.fixture

@@ -60,7 +60,12 @@ _ARM_CPU_SERIES = ("t2a", "c4a", "n4a")
 
 
 class BundleError(ValueError):
-    """Input that cannot be bundled; the message says what to do."""
+    """Input that cannot be bundled; the message says what to do, ``option`` which option
+    (the script directory, or the base image) is at fault."""
+
+    def __init__(self, message: str, option: str = "--script-dir") -> None:
+        super().__init__(message)
+        self.option = option
 
 
 @dataclass(frozen=True)
@@ -336,7 +341,8 @@ def pick_manifest(index: Mapping[str, Any], platform: Platform, ref: str) -> Map
                        if (m.get("platform") or {}).get("os") not in (None, "unknown")})
         raise BundleError(
             f"base image {ref} has no {platform} image (it has {', '.join(have) or 'none'}); "
-            f"the pool's machines need {platform}: choose a base image published for it")
+            f"the pool's machines need {platform}: choose a base image published for it",
+            "--base-image")
     chosen: Mapping[str, Any] = found[0]
     return chosen
 
@@ -346,7 +352,8 @@ def check_config_platform(config: Mapping[str, Any], platform: Platform, ref: st
     got = Platform(str(config.get("os")), str(config.get("architecture")))
     if got != platform:
         raise BundleError(f"base image {ref} is {got}, but the pool's machines need "
-                          f"{platform}: choose a base image published for {platform}")
+                          f"{platform}: choose a base image published for {platform}",
+                          "--base-image")
 
 
 def new_config(base_config: bytes, layer: Layer, workdir: str = WORKDIR) -> bytes:
@@ -373,7 +380,8 @@ def new_manifest(base_manifest: Mapping[str, Any], config: bytes, layer: Layer,
         "mediaType") == DOCKER_CONFIG else OCI_MANIFEST)
     if m.get("schemaVersion") != 2 or media not in MANIFEST_TYPES:
         raise BundleError(f"base manifest type {media!r} (schema {m.get('schemaVersion')}) "
-                          "is not supported; use an OCI or Docker schema 2 image")
+                          "is not supported; use an OCI or Docker schema 2 image",
+                          "--base-image")
     docker = media == DOCKER_MANIFEST
     m["config"] = {"mediaType": DOCKER_CONFIG if docker else OCI_CONFIG,
                    "digest": digest_of(config), "size": len(config)}

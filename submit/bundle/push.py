@@ -78,7 +78,7 @@ def bundle(script_dir: Path, base_image: str, repository: str, platform: Platfor
     base_manifest: dict[str, Any] = json.loads(raw)
     if media not in plan.MANIFEST_TYPES:
         raise BundleError(f"base image {base}: manifest type {media!r} is not supported; use "
-                          "an OCI or Docker schema 2 image")
+                          "an OCI or Docker schema 2 image", "--base-image")
     config_desc = base_manifest["config"]
     base_config = src.get_blob(base.repository, config_desc["digest"])
     plan.check_config_platform(json.loads(base_config), platform, str(base))
