@@ -78,6 +78,9 @@ class TokenServer:
         from cryptography.hazmat.primitives import serialization
 
         self.key, self.service, self.issuer = key, service, issuer
+        # Accepted basic credentials; tests add Artifact Registry's form
+        # (oauth2accesstoken, <access token>).
+        self.accepted = {(USER, PASSWORD)}
         self.x5c = base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()
         self.requests: list[dict[str, Any]] = []
         outer = self
@@ -90,7 +93,9 @@ class TokenServer:
                 q = parse_qs(urlsplit(self.path).query)
                 auth = self.headers.get("Authorization", "")
                 outer.requests.append({"query": q, "auth": auth})
-                if auth != "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode():
+                allowed = {"Basic " + base64.b64encode(f"{u}:{p}".encode()).decode()
+                           for u, p in outer.accepted}
+                if auth not in allowed:
                     self.send_response(401)
                     self.end_headers()
                     return

@@ -279,3 +279,112 @@ def test_skopeo_reads_the_pushed_image(insecure: RegistryServer, script_dir: Pat
     assert out.returncode == 0, out.stderr  # skopeo checks every blob's digest
     index = json.loads((dest / "index.json").read_text())
     assert index["manifests"][0]["digest"] == res.digest
+
+
+class _FakeOAuth:
+    """Google's OAuth token endpoint, as a service-account key's ``token_uri`` reaches it."""
+
+    def __init__(self, access_token: str) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import threading
+
+        self.calls = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                outer.calls += 1
+                body = json.dumps({"access_token": access_token, "expires_in": 3600,
+                                   "token_type": "Bearer"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/token"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _service_account_key(path: Path, token_uri: str) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    path.write_text(json.dumps({
+        "type": "service_account", "project_id": "test-project", "private_key_id": "k1",
+        "private_key": pem, "client_email": "pusher@test-project.iam.gserviceaccount.com",
+        "client_id": "1", "token_uri": token_uri}))
+
+
+def test_application_default_credentials_through_the_token_flow(
+        token: RegistryServer, script_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Artifact Registry's path end to end, without GCP: ADC (a service-account key whose
+    token endpoint is local) gives an access token, sent to the registry's token realm as
+    basic credentials oauth2accesstoken:<token>."""
+    from submit.bundle.registry import google_auth
+
+    assert token.ca_file is not None and token.token_server is not None
+    oauth = _FakeOAuth("ya29.test-access-token")
+    try:
+        _service_account_key(tmp_path / "sa.json", oauth.url)
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "sa.json"))
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(token.ca_file))
+        token.token_server.accepted.add(("oauth2accesstoken", "ya29.test-access-token"))
+        reg = Registry(token.host, credentials=lambda host: google_auth())
+        res = bundle(script_dir, f"{token.host}/base/python:3.11", f"{token.host}/adc",
+                     AMD64, registries={token.host: reg})
+        assert oauth.calls == 1
+        assert _manifest(token, "adc/trainer", res.digest)["layers"][-1]["digest"] == \
+            res.layer_digest
+    finally:
+        oauth.stop()
+
+
+def test_missing_application_default_credentials_say_what_to_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from submit.bundle.registry import default_credentials
+
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    with pytest.raises(RegistryError) as e:
+        default_credentials("us-central1-docker.pkg.dev")
+    assert str(e.value) == (
+        "no usable Application Default Credentials (DefaultCredentialsError); run "
+        "`gcloud auth application-default login` (or set GOOGLE_APPLICATION_CREDENTIALS) "
+        "and try again")
+
+
+@pytest.mark.parametrize("ref, parsed", [
+    ("python:3.12", ("docker.io", "library/python", "3.12", None)),
+    ("ghcr.io/org/img", ("ghcr.io", "org/img", None, None)),
+    ("localhost:5000/a/b:t", ("localhost:5000", "a/b", "t", None)),
+    ("user/img@sha256:" + "a" * 64, ("docker.io", "user/img", None, "sha256:" + "a" * 64)),
+    ("us-docker.pkg.dev/p/r/i:1", ("us-docker.pkg.dev", "p/r/i", "1", None)),
+])
+def test_parse_ref(ref: str, parsed: tuple[Any, ...]) -> None:
+    from submit.bundle.registry import parse_ref
+
+    r = parse_ref(ref)
+    assert (r.registry, r.repository, r.tag, r.digest) == parsed
+
+
+@pytest.mark.parametrize("host, google", [
+    ("us-central1-docker.pkg.dev", True), ("europe-docker.pkg.dev", True), ("gcr.io", True),
+    ("eu.gcr.io", True), ("ghcr.io", False), ("evildocker.pkg.dev", False), ("docker.io", False), ("127.0.0.1:5000", False),
+])
+def test_google_hosts(host: str, google: bool) -> None:
+    from submit.bundle.registry import is_google_host
+
+    assert is_google_host(host) is google

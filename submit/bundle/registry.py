@@ -87,7 +87,8 @@ def parse_ref(ref: str) -> ImageRef:
 def is_google_host(host: str) -> bool:
     """Artifact Registry (LOCATION-docker.pkg.dev) and the gcr.io hosts it serves."""
     h = host.split(":")[0]
-    return h.endswith("docker.pkg.dev") or h == "gcr.io" or h.endswith(".gcr.io")
+    # Strict suffixes: these hosts receive the user's access token.
+    return h.endswith("-docker.pkg.dev") or h == "gcr.io" or h.endswith(".gcr.io")
 
 
 def docker_config_auth(host: str) -> tuple[str, str] | None:
