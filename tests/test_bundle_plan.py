@@ -225,3 +225,15 @@ def test_package_name(tmp_path: Path) -> None:
     d = tmp_path / "My_Project.v2"
     d.mkdir()
     assert plan.package_name(d) == "my-project-v2"
+
+
+GOLDEN_TREE = {"train.py": "print('hi')\n", "pkg/__init__.py": "", "pkg/model.py": "W = 1\n"}
+# The uncompressed digest of GOLDEN_TREE's layer: pinned so that a change to the tar format
+# (order, modes, owners, times, headers) shows up here, not as a cache miss in a registry.
+GOLDEN_DIFF_ID = "sha256:fbf120eafdcea1fc8accd030d66d11f0d2f2721afa349ddb59936b012978cd23"
+
+
+def test_layer_digest_is_pinned(tmp_path: Path) -> None:
+    root = _tree(tmp_path, GOLDEN_TREE)
+    layer = plan.write_layer(root, plan.collect(root), io.BytesIO())
+    assert layer.diff_id == GOLDEN_DIFF_ID

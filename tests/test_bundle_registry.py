@@ -127,16 +127,43 @@ def test_push_reads_back_layers_config_workdir_platform_and_contents(
     assert res.tagged.endswith(":" + plan.content_tag(tagged.content))
 
 
+class Recorder:
+    """A Progress that records the bars started and the bytes reported."""
+
+    def __init__(self) -> None:
+        self.bars: list[tuple[str, int]] = []
+        self.sent = 0
+        self.finished = 0
+
+    def start(self, label: str, total: int) -> Any:
+        self.bars.append((label, total))
+
+        def advance(n: int) -> None:
+            self.sent += n
+        return advance
+
+    def finish(self) -> None:
+        self.finished += 1
+
+
 def test_second_push_of_the_same_tree_uploads_nothing(insecure: RegistryServer,
                                                       script_dir: Path) -> None:
     repo = f"{insecure.host}/workloads"
-    first = Counter()
+    first, bars = Counter(), Recorder()
     one = bundle(script_dir, f"{insecure.host}/base/python:3.11", repo, ARM64,
-                 package="stable", session=first.session)
+                 package="stable", session=first.session, progress=bars)
     assert first.uploads()  # something was sent the first time
-    second = Counter()
+    # A bar only for the bytes really sent: the script layer (the config is tiny; the base
+    # layer was mounted from base/python).
+    assert {d: how for d, how in one.blobs.items() if how != "uploaded"} == {
+        _manifest(insecure, "base/python", "3.11-arm64")["layers"][0]["digest"]: "mounted"}
+    layer_size = _manifest(insecure, "workloads/stable", one.digest)["layers"][-1]["size"]
+    assert bars.bars == [("script directory", layer_size)] and bars.sent == layer_size
+    assert bars.finished == 1
+    second, bars = Counter(), Recorder()
     two = bundle(script_dir, f"{insecure.host}/base/python:3.11", repo, ARM64,
-                 package="stable", session=second.session)
+                 package="stable", session=second.session, progress=bars)
+    assert bars.bars == []
     assert two.digest == one.digest
     assert second.writes() == []
     assert set(two.blobs.values()) == {"exists"}

@@ -4,7 +4,9 @@ real registry on loopback and the fake API server."""
 from __future__ import annotations
 
 import copy
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -156,3 +158,22 @@ def test_errors(tmp_path: Path, server: FakeApiServer, registry: RegistryServer,
     assert res.exit_code == code_, res.output
     assert res.stderr.endswith(f"Error: {message.format(**fill)}\n")
     assert server.state.requests == []
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_terminal_progress_draws_a_bar_per_upload(monkeypatch: pytest.MonkeyPatch) -> None:
+    from submit.bundle.cli import TerminalProgress
+
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    p = TerminalProgress()
+    advance = p.start("script directory", 200)
+    advance(100)
+    advance(100)
+    p.finish()
+    out = tty.getvalue()
+    assert "uploading script directory" in out and "100%" in out
