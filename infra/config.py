@@ -35,7 +35,7 @@ from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  SlicePool, parse_slices)
 from infra.errors import ConfigError
 from infra.reader import Reader
-from infra.registry_spec import RegistryConfig, parse_registry
+from infra.registry_spec import RegistryConfig, check_cached_images, parse_registry
 
 __all__ = [
     "CAPACITY_KEYS", "CAPACITY_MODES", "DISK_TYPES", "GPU_DRIVER_VERSIONS", "MAX_RUN_SECONDS",
@@ -105,6 +105,7 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
     policy = parse_policy(r, top.get("policy"))
     registry = parse_registry(r, top.get("registry"), project=cluster.project,
                               region=cluster.region, cluster_name=cluster.cluster_name)
+    check_cached_images(r, registry, top.get("imageCache"))
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")

@@ -94,6 +94,39 @@ def parse_registry(r: Reader, value: Any, *, project: str | None, region: str | 
     return RegistryConfig(bool(create), name, location, repo_project, cleanup, bool(read_all))
 
 
+def unreadable_images(reg: RegistryConfig | None, images: list[str]) -> list[int]:
+    """Indexes of ``images`` the nodes could read only through the project-wide role this
+    registry config drops: Artifact Registry images (gcr.io ones included) in another
+    repository of the same project."""
+    if reg is None or reg.read_all_repositories:
+        return []
+    out = []
+    for i, image in enumerate(images):
+        host, _, path = image.partition("/")
+        parts = path.split("/")
+        if host.endswith("-docker.pkg.dev") and len(parts) >= 3:
+            project, repo = parts[0], parts[1]
+        elif host == "gcr.io" or host.endswith(".gcr.io"):
+            project, repo = parts[0], host
+        else:
+            continue
+        if project == reg.project and not (repo == reg.name
+                                           and host == f"{reg.location}-docker.pkg.dev"):
+            out.append(i)
+    return out
+
+
+def check_cached_images(r: Reader, reg: RegistryConfig | None, image_cache: Any) -> None:
+    """The raw ``imageCache`` entries (so indexes match the stack file) that the nodes
+    could no longer pull under this registry config."""
+    raw = image_cache if isinstance(image_cache, list) else []
+    images = [str(c.get("image")) if isinstance(c, Mapping) else str(c) for c in raw]
+    for i in unreadable_images(reg, images):
+        r.fail(f"imageCache[{i}].image", f"{images[i]!r} is in another Artifact Registry "
+               "repository of the project, which the nodes cannot read once `registry` "
+               "limits them to its own; set registry.readAllRepositories: true")
+
+
 def _days(r: Reader, raw: dict[str, Any], key: str, default: int | None) -> int | None:
     if key in raw and raw[key] is None:
         return None  # an explicit null turns the policy off

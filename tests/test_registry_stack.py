@@ -116,3 +116,22 @@ def test_config_errors(registry: Any, message: str) -> None:
     with pytest.raises(ConfigError) as e:
         config_mod.parse(_raw(registry))
     assert e.value.problems == [message]
+
+
+def test_cached_images_in_other_repositories_of_the_project_need_read_all() -> None:
+    raw = _raw({"create": True})
+    raw["imageCache"] = [
+        "us-central1-docker.pkg.dev/test-project/test-workloads/app1:1",  # the stack's own
+        "us-central1-docker.pkg.dev/other-project/r/app2:1",  # another project: unaffected
+        "us-docker.pkg.dev/test-project/images/app3:1",
+        "gcr.io/test-project/app4:1",
+        "python:3.12",
+    ]
+    with pytest.raises(ConfigError) as e:
+        config_mod.parse(raw)
+    assert e.value.problems == [
+        f"imageCache[{i}].image: {raw['imageCache'][i]!r} is in another Artifact Registry "
+        "repository of the project, which the nodes cannot read once `registry` limits them "
+        "to its own; set registry.readAllRepositories: true" for i in (2, 3)]
+    raw["registry"]["readAllRepositories"] = True
+    assert config_mod.parse(raw).registry is not None
