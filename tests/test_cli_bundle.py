@@ -143,6 +143,13 @@ def test_a4x_pool_gets_the_arm64_image(tmp_path: Path, server: FakeApiServer,
      "Invalid value for '--image': cannot be used with --script-dir (the image is built from "
      "--base-image and the directory)"),
     ([], 2, "pass --image, or --script-dir with --base-image"),
+    (["--script-dir", "{code}", "--base-image", "Python 3", "--image-repository", "{host}/w"],
+     2, "Invalid value for '--base-image': 'Python 3' is not a container image reference "
+        "([registry/]repository[:tag][@sha256:digest], lowercase repository)"),
+    (["--script-dir", "{code}", "--base-image", "{host}/base/python:3.11",
+      "--image-repository", "{host}/w:latest"], 2,
+     "Invalid value for '--image-repository': '{host}/w:latest' is an image, not a "
+     "repository: drop the tag"),
     (["--script-dir", "{code}", "--base-image", "{host}/base/python:3.11"], 2,
      "Invalid value for '--script-dir': stack 'multi' has no workload image repository: add "
      "`registry:` to its config and run `pulumi up`, or pass --image-repository"),

@@ -47,11 +47,33 @@ class BundleResult:
         return sum(1 for v in self.blobs.values() if v == "uploaded")
 
 
-def target_ref(repository: str, package: str) -> ImageRef:
-    ref = parse_ref(f"{repository.rstrip('/')}/{package}")
-    if ref.tag or ref.digest:
-        raise RegistryError(f"{repository}: the image repository must not have a tag")
-    return ref
+def _ref(ref: str, option: str) -> ImageRef:
+    try:
+        return parse_ref(ref)
+    except RegistryError as e:
+        raise BundleError(str(e), option) from None
+
+
+def _read_base(src: Registry, base: ImageRef, platform: Platform
+               ) -> tuple[dict[str, Any], str, bytes]:
+    """The base's manifest for ``platform`` (picked from an index), its digest, its config."""
+    raw, media, digest = src.get_manifest(base.repository, base.reference)
+    try:
+        if media in plan.INDEX_TYPES:
+            desc = plan.pick_manifest(json.loads(raw), platform, str(base))
+            raw, media, digest = src.get_manifest(base.repository, str(desc["digest"]))
+        if media not in plan.MANIFEST_TYPES:
+            raise BundleError(f"base image {base}: manifest type {media!r} is not supported; "
+                              "use an OCI or Docker schema 2 image", "--base-image")
+        manifest: dict[str, Any] = json.loads(raw)
+        config = src.get_blob(base.repository, str(manifest["config"]["digest"]))
+        plan.check_config_platform(json.loads(config), platform, str(base))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        if isinstance(e, BundleError):
+            raise
+        raise BundleError(f"base image {base}: malformed manifest or config "
+                          f"({type(e).__name__}: {e})", "--base-image") from None
+    return manifest, digest, config
 
 
 def bundle(script_dir: Path, base_image: str, repository: str, platform: Platform, *,
@@ -67,21 +89,16 @@ def bundle(script_dir: Path, base_image: str, repository: str, platform: Platfor
             pool[host] = Registry(host, session=session)
         return pool[host]
 
-    base = parse_ref(base_image)
-    target = target_ref(repository, package or plan.package_name(script_dir))
+    base = _ref(base_image, "--base-image")
+    repo = _ref(repository.rstrip("/"), "--image-repository")
+    if repo.tag or repo.digest:
+        raise BundleError(f"{repository!r} is an image, not a repository: drop the tag",
+                          "--image-repository")
+    target = _ref(f"{repo.name}/{package or plan.package_name(script_dir)}",
+                  "--image-repository")
     entries = plan.collect(script_dir)  # bad input fails before any request
     src = reg(base.registry)
-    raw, media, digest = src.get_manifest(base.repository, base.reference)
-    if media in plan.INDEX_TYPES:
-        desc = plan.pick_manifest(json.loads(raw), platform, str(base))
-        raw, media, digest = src.get_manifest(base.repository, str(desc["digest"]))
-    base_manifest: dict[str, Any] = json.loads(raw)
-    if media not in plan.MANIFEST_TYPES:
-        raise BundleError(f"base image {base}: manifest type {media!r} is not supported; use "
-                          "an OCI or Docker schema 2 image", "--base-image")
-    config_desc = base_manifest["config"]
-    base_config = src.get_blob(base.repository, config_desc["digest"])
-    plan.check_config_platform(json.loads(base_config), platform, str(base))
+    base_manifest, digest, base_config = _read_base(src, base, platform)
 
     with tempfile.TemporaryFile() as layer_file:
         layer = plan.write_layer(script_dir, entries, layer_file)
