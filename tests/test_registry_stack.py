@@ -135,3 +135,21 @@ def test_cached_images_in_other_repositories_of_the_project_need_read_all() -> N
         "to its own; set registry.readAllRepositories: true" for i in (2, 3)]
     raw["registry"]["readAllRepositories"] = True
     assert config_mod.parse(raw).registry is not None
+
+
+def test_readme_registry_example_parses() -> None:
+    import re
+
+    import yaml
+
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S)
+               if "accelstack:registry" in b]
+    raw = copy.deepcopy(MINIMAL)
+    raw["registry"] = yaml.safe_load(block)["config"]["accelstack:registry"]
+    reg = config_mod.parse(raw).registry
+    assert reg is not None and reg.cleanup is not None
+    assert (reg.cleanup.keep_count, reg.cleanup.older_than_days) == (20, 60)
+    assert reg.url == "us-central1-docker.pkg.dev/test-project/test-workloads"
