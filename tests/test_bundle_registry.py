@@ -415,3 +415,57 @@ def test_google_hosts(host: str, google: bool) -> None:
     from submit.bundle.registry import is_google_host
 
     assert is_google_host(host) is google
+
+
+class _Refusing:
+    """A registry that answers every request with one status and error code (as Artifact
+    Registry does for a repository that does not exist, or an account without a role)."""
+
+    def __init__(self, status: int, code: str, only: str = "") -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import threading
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                refuse = not only or self.command == only
+                body = json.dumps({"errors": [{"code": code, "message": "no"}]}).encode() \
+                    if refuse else b""
+                self.send_response(status if refuse else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = _answer
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("status, code, only, message", [
+    (404, "NAME_UNKNOWN", "POST", "repository {host}/team/app does not exist: create it (the "
+     "stack creates it with `registry: {{create: true}}` and `pulumi up`) or pass another one"),
+    (403, "DENIED", "", "registry {host}/team/app refused access (401/403): check the image "
+     "name, and log in with `docker login {host}` (credentials are read from the Docker "
+     "config file) for a private image"),
+    (500, "UNKNOWN", "POST", "registry {host}: starting an upload to team/app failed with HTTP "
+     "500 (UNKNOWN)"),
+])
+def test_push_refusals_say_what_to_do(status: int, code: str, only: str, message: str) -> None:
+    fake = _Refusing(status, code, only)
+    try:
+        reg = Registry(fake.host, insecure=True, credentials=lambda h: None)
+        with pytest.raises(RegistryError) as e:
+            reg.push_blob("team/app", "sha256:" + "0" * 64, 3, lambda: [b"abc"])
+        assert str(e.value) == message.format(host=fake.host)
+    finally:
+        fake.stop()
