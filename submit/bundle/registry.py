@@ -6,8 +6,10 @@ and manifest PUT. Authentication follows the distribution token flow: a 401 carr
 ``WWW-Authenticate`` challenge; a Bearer challenge sends us to its realm for a token for
 the scopes we need (anonymously, or with basic credentials), a Basic challenge takes the
 credentials directly. Artifact Registry hosts get the user's Application Default
-Credentials (google-auth) as basic credentials ``oauth2accesstoken:<access token>``
-(https://cloud.google.com/artifact-registry/docs/docker/authentication#token); other
+Credentials (google-auth) as basic credentials ``oauth2accesstoken:<access token>``, the
+form ``docker login`` uses with an access token
+(https://cloud.google.com/artifact-registry/docs/docker/authentication, "Access token";
+the HTTP API: https://cloud.google.com/artifact-registry/docs/reference/docker-api). Other
 registries use ``docker login``'s ``auths`` entries in the Docker config file, or none.
 Every failure is a RegistryError whose message says what to do; no secret is ever in one.
 """
