@@ -11,6 +11,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config_cluster                              project, zones, cluster, system pool, NAP
     infra.config_slices                               slice pools and their capacity rules
     infra.addons_config                               add-on versions, queues, image cache
+    infra.registry_spec                               the workload image repository
     infra.config (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config import SlicePool``
@@ -37,6 +38,7 @@ from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
 from infra.errors import ConfigError
 from infra.reader import Reader
 from infra.secrets import SECRET_KEYS
+from infra.registry_spec import RegistryConfig, check_cached_images, parse_registry
 
 __all__ = [
     "CAPACITY_KEYS", "CAPACITY_MODES", "DISK_TYPES", "GPU_DRIVER_VERSIONS", "MAX_RUN_SECONDS",
@@ -72,6 +74,7 @@ class StackConfig:
     policy: Policy = Policy()
     dns_endpoint: bool = False
     secret_keys: frozenset[str] = frozenset()  # top-level keys given as Pulumi secrets
+    registry: RegistryConfig | None = None  # the workload image repository
 
     @property
     def location(self) -> str:
@@ -87,7 +90,7 @@ TOP_LEVEL_KEYS = (
     "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
-    "addons", "queues", "imageCache", "policy", "dnsEndpoint",
+    "addons", "queues", "imageCache", "policy", "dnsEndpoint", "registry",
 )
 
 
@@ -111,6 +114,9 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
     queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved)
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools, unresolved)
     policy = parse_policy(r, top.get("policy"))
+    registry = parse_registry(r, top.get("registry"), project=cluster.project,
+                              region=cluster.region, cluster_name=cluster.cluster_name)
+    check_cached_images(r, registry, top.get("imageCache"))
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")
@@ -140,6 +146,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
         image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
         secret_keys=frozenset(secret_keys),
+        registry=registry,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached images
 # 3: cluster.dnsEndpoint (the control plane's DNS name, or null when the stack has it off)
+#    and imageRepository (the stack's workload image repository, or null)
 OUTPUT_NAME = "accelstack"
 
 
@@ -81,6 +82,7 @@ class StackOutputs:
     kueue_version: str
     cached_images: tuple[str, ...] = ()
     auto_provisioning: Mapping[str, int] = field(default_factory=dict)
+    image_repository: str | None = None  # <location>-docker.pkg.dev/<project>/<repository>
     contract_version: int = CONTRACT_VERSION
 
     def local_queue(self, namespace: str) -> LocalQueueInfo | None:
@@ -118,6 +120,7 @@ class StackOutputs:
             "jobsetVersion": self.jobset_version,
             "kueueVersion": self.kueue_version,
             "cachedImages": list(self.cached_images),
+            "imageRepository": self.image_repository,
         }
 
 
@@ -246,6 +249,7 @@ def load(data: Any) -> StackOutputs:
         jobset_version=_need(data, "jobsetVersion", str, p),
         kueue_version=_need(data, "kueueVersion", str, p),
         cached_images=tuple(_str_list(_need(data, "cachedImages", list, p), f"{p}.cachedImages")),
+        image_repository=_need(data, "imageRepository", str, p, nullable=True),
         contract_version=version,
     )
 

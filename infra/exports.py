@@ -53,4 +53,5 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         jobset_version=cfg.addons.jobset_version,
         kueue_version=cfg.addons.kueue_version,
         cached_images=tuple(i.image for i in cfg.image_cache),
+        image_repository=cfg.registry.url if cfg.registry else None,
     )

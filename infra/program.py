@@ -20,6 +20,7 @@ from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.node_pools import SliceNodePools, SystemNodePool
 from infra.components.services import ProjectServices
+from infra.components.registry import WorkloadRegistry
 from infra.config import StackConfig
 from infra.errors import ConfigError
 from infra.network_spec import group_for, gpu_network_groups
@@ -107,6 +108,9 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
                      opts=after_apis)
     system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
                             service_account=gke.service_account_email)
+    if cfg.registry is not None:
+        WorkloadRegistry("workloads", cfg.registry, labels=dict(cfg.labels),
+                         node_service_account=gke.service_account_email)
 
     groups = gpu_network_groups(cfg)
     data_nets = {g.key: GpuDataNetworks(g.key, cfg, g, opts=after_apis) for g in groups}

@@ -338,7 +338,7 @@ def read_config_file(config_file: str) -> tuple[str, str]:
 
 
 def check_options(
-    *, workload: str, accelerator: str, image: str, command: str | None = None,
+    *, workload: str, accelerator: str, image: str | None, command: str | None = None,
     num_slices: int | None = None, num_nodes: int | None = None,
     namespace: str | None = None, queue: str | None = None, env: Sequence[str] = (),
     env_file: str | None = None, secret_env: Sequence[str] = (), priority: str | None = None,
@@ -359,7 +359,7 @@ def check_options(
         raise SpecError("--accelerator", str(e)) from None
     check_range("--num-slices", num_slices, 1)
     check_range("--num-nodes", num_nodes, 1)
-    problem = image_problem(image)
+    problem = image_problem(image) if image is not None else None  # None: --script-dir
     if problem:
         raise SpecError("--image", problem)
     if command is not None and not command.strip():

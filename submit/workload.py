@@ -205,7 +205,15 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
 @click.option("--pool", help="Slice pool, when the stack has several of this accelerator.")
 @click.option("--num-slices", type=int, help="TPU slices (multislice).")
 @click.option("--num-nodes", type=int, help="GPU or CPU nodes.")
-@click.option("--image", required=True, help="Container image.")
+@click.option("--image", help="Container image (or --script-dir with --base-image).")
+@click.option("--script-dir", type=click.Path(exists=True, file_okay=False),
+              help="Run the code in DIR: add it as a layer on --base-image at /app, push it to "
+                   "the stack's image repository, and run that image by digest.")
+@click.option("--base-image", help="Image to add --script-dir to (amd64, or arm64 for Arm "
+              "pools such as A4X).")
+@click.option("--image-repository", envvar="ACCELSTACK_IMAGE_REPOSITORY", metavar="REPO",
+              help="Push --script-dir images here instead of the stack's repository "
+                   "[env ACCELSTACK_IMAGE_REPOSITORY].")
 @click.option("--command", help="Command, run with /bin/sh -c in the container.")
 @click.option("--env", multiple=True, metavar="KEY=VALUE", help="Environment variable.")
 @click.option("--env-file", type=click.Path(dir_okay=False), help="File of KEY=VALUE lines.")
@@ -250,7 +258,9 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
 @click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
 @pass_ctx
 def create(ctx: Context, name: str, accelerator: str, pool: str | None,
-           num_slices: int | None, num_nodes: int | None, image: str, command: str | None,
+           num_slices: int | None, num_nodes: int | None, image: str | None,
+           script_dir: str | None, base_image: str | None, image_repository: str | None,
+           command: str | None,
            env: tuple[str, ...], env_file: str | None, secret_env: tuple[str, ...],
            priority: str | None, max_restarts: int, restart_on_exit_codes: str | None,
            ttl: str | None, termination_grace_period: int | None,
@@ -273,6 +283,14 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
         check_options(**options)  # before the outputs: a bad option never runs `pulumi`
         if export_file and not Path(export_file).resolve().parent.is_dir():
             raise SpecError("--export", f"{export_file}: its directory does not exist")
+    if image is None or script_dir is not None or base_image is not None:
+        from submit.bundle.cli import script_image  # late: only --script-dir needs HTTP
+
+        options["image"] = script_image(
+            ctx.outputs, script_dir=script_dir, base_image=base_image, image=image,
+            image_repository=image_repository, accelerator=accelerator, pool=pool,
+            push=not dry_run)
+    with bad_input():
         spec = build_spec(ctx.outputs, **options)
     objs = render(spec)
     if export_file:

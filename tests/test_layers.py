@@ -17,7 +17,8 @@ PURE = ["infra.catalog", "infra.config", "infra.contract", "infra.errors",
         "infra.services_spec", "infra.policy",
         "infra.gpudirect_release",
         "submit.cli",
-        "submit.render", "submit.spec", "submit.stack_outputs"]
+        "submit.render", "submit.spec", "submit.stack_outputs", "infra.registry_spec",
+        "submit.bundle.plan", "submit.bundle.registry", "submit.bundle.push"]
 
 
 @pytest.mark.parametrize("module", PURE)

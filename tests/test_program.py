@@ -132,7 +132,8 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
         "accelstack:services:ProjectServices",
         "accelstack:cluster:GkeCluster", "accelstack:nodepool:SystemNodePool",
         "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
-        "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile"}
+        "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile",
+        "accelstack:registry:WorkloadRegistry"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"

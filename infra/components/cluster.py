@@ -7,6 +7,7 @@ import pulumi_gcp as gcp
 
 from infra import cluster_spec as spec
 from infra.components import child_options
+from infra import registry_spec
 from infra.config import StackConfig
 
 
@@ -35,7 +36,7 @@ class GkeCluster(pulumi.ComponentResource):
         bindings = [
             gcp.projects.IAMMember(f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
                                    opts=child, **spec.role_binding_args(cfg, role, member))
-            for role in spec.NODE_ROLES
+            for role in registry_spec.node_project_roles(cfg.registry, spec.NODE_ROLES)
         ]
         args = spec.cluster_args(cfg, network=network, subnetwork=subnetwork,
                                  service_account=account.email)

@@ -1,0 +1,32 @@
+"""The workload image repository component: the repository (or a reference to it) and the
+nodes' read access to it. The data is in ``infra.registry_spec``."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from infra import registry_spec as spec
+from infra.registry_spec import RegistryConfig
+
+
+class WorkloadRegistry(pulumi.ComponentResource):
+    url: str
+
+    def __init__(self, name: str, reg: RegistryConfig, *, labels: dict[str, str],
+                 node_service_account: pulumi.Input[str],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("accelstack:registry:WorkloadRegistry", name, None, opts)
+        deps: list[pulumi.Resource] = []
+        if reg.create:
+            repo = gcp.artifactregistry.Repository(
+                name, opts=pulumi.ResourceOptions(parent=self),
+                **spec.repository_args(reg, labels))
+            deps.append(repo)
+        member = pulumi.Output.from_input(node_service_account).apply(
+            lambda e: f"serviceAccount:{e}")
+        gcp.artifactregistry.RepositoryIamMember(
+            f"{name}-nodes-reader", opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
+            **spec.reader_args(reg, member))
+        self.url = reg.url
+        self.register_outputs({"url": reg.url})

@@ -1,0 +1,5 @@
+"""Ship local code: a directory appended as one layer on a base image, pushed without Docker.
+
+``plan`` computes the layer, config and manifest (pure, byte-reproducible); ``registry`` is
+the one module that speaks the OCI distribution API; ``push`` carries a plan out.
+"""
