@@ -21,6 +21,9 @@ EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOBSET_ANN = "jobset.sigs.k8s.io"
 TPU_PORTS = (8471, 8080)  # TPU runtime and multislice (megascale) ports
 COORDINATOR_PORT = 6002
+# JAX's coordinator port on Cloud TPU, the one its GKE TPU cluster detection would pick
+# (jax/_src/clusters/cloud_tpu_cluster.py, coordinator_port, jax 0.10).
+JAX_TPU_COORDINATOR_PORT = 8482
 FAIL_FAST_RULE = "failFastOnUserErrors"
 
 
@@ -43,6 +46,10 @@ def _env_var(var: EnvVar) -> dict[str, Any]:
     return {"name": var.name, "value": var.value}
 
 
+def _tpu_multi_process(spec: WorkloadSpec) -> bool:
+    return spec.replicas > 1 or spec.parallelism > 1
+
+
 def _topology_env(spec: WorkloadSpec) -> list[dict[str, Any]]:
     """What the job's processes need to find each other (beyond what GKE injects)."""
     env: list[dict[str, Any]] = [
@@ -60,6 +67,13 @@ def _topology_env(spec: WorkloadSpec) -> list[dict[str, Any]]:
                 {"name": "MEGASCALE_SLICE_ID", **_field(_annotation(f"{JOBSET_ANN}/job-index"))},
                 {"name": "MEGASCALE_COORDINATOR_ADDRESS", "value": coordinator},
             ]
+        if _tpu_multi_process(spec):
+            # jax.distributed.initialize() reads both (jax/_src/distributed.py).
+            env += [
+                {"name": "JAX_COORDINATOR_ADDRESS",
+                 "value": f"{coordinator}:{JAX_TPU_COORDINATOR_PORT}"},
+                {"name": "JAX_COORDINATOR_PORT", "value": str(JAX_TPU_COORDINATOR_PORT)},
+            ]
         return env
     env += [
         {"name": "NNODES", "value": str(spec.parallelism)},
@@ -67,6 +81,8 @@ def _topology_env(spec: WorkloadSpec) -> list[dict[str, Any]]:
          **_field(_annotation("batch.kubernetes.io/job-completion-index"))},
         {"name": "COORDINATOR_ADDRESS", "value": coordinator},
         {"name": "COORDINATOR_PORT", "value": str(COORDINATOR_PORT)},
+        {"name": "JAX_COORDINATOR_ADDRESS", "value": f"{coordinator}:{COORDINATOR_PORT}"},
+        {"name": "JAX_COORDINATOR_PORT", "value": str(COORDINATOR_PORT)},
     ]
     if spec.pool.kind == "gpu":
         env.append({"name": "GPUS_PER_NODE", "value": str(spec.pool.chips_per_vm)})
@@ -100,6 +116,8 @@ def _container(spec: WorkloadSpec) -> dict[str, Any]:
     c["env"] = env
     if pool.kind == "tpu":
         c["ports"] = [{"containerPort": p} for p in TPU_PORTS]
+        if _tpu_multi_process(spec):
+            c["ports"].append({"containerPort": JAX_TPU_COORDINATOR_PORT})
     elif spec.parallelism > 1:
         c["ports"] = [{"containerPort": COORDINATOR_PORT}]
     requests: dict[str, str] = {}
