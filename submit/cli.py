@@ -3,7 +3,8 @@
 Exit codes (decided here, in Click and in `workload wait`): 0 success; 1 an error the
 command reports (ClickException: the cluster, the stack outputs); 2 bad usage or a bad
 option or argument value (BadParameter, nothing was sent); 3 `wait`: the workload failed;
-4 `wait`: the timeout passed first.
+4 `wait`: the timeout passed first. `workload run-local` exits with the exit code of the
+process that failed the workload (0 when every process exited 0; 130/143 when interrupted).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import click
 
 from submit.accelerators import accelerators
+from submit.local.commands import run_local
 from submit.workload import workload
 
 
@@ -22,3 +24,4 @@ def main() -> None:
 
 main.add_command(accelerators)
 main.add_command(workload)
+workload.add_command(run_local)
