@@ -167,10 +167,12 @@ def _objects(ctx: Context, click_ctx: click.Context, kw: dict[str, Any],
 
 @click.command("run-local", params=_create_params() + _local_params())
 @click.pass_context
-def run_local(click_ctx: click.Context, **kw: Any) -> None:
+def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     """Run the workload here, one process per pod, with the environment the cluster would
     give each one (the image is not used: commands run with /bin/sh -c on this machine)."""
-    ctx: Context = click_ctx.find_object(Context)
+    ctx = click_ctx.find_object(Context)
+    if ctx is None:  # invoked outside `submit workload`
+        ctx = Context(None, None, ".")
     shape = None
     if kw["scale_down"]:
         try:

@@ -502,7 +502,7 @@ def build(objects: Sequence[Any], opts: Options, restart_attempt: int,
             mapping[(pod.hostname, p)] = free_port() if declared[p] > 1 else p
     hosts = _Hosts([p.hostname for p in pods] if dns else [], subdomain, ns, mapping)
 
-    processes = []
+    processes: list[Process] = []
     files: dict[str, str] = {}
     dirs: list[str] = [f"{opts.run_dir}/logs"]
     grace = DEFAULT_GRACE_SECONDS
