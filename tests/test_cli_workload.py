@@ -358,7 +358,8 @@ def test_env_file_then_env_later_wins(tmp_path: Path, outputs: Path) -> None:
     container = yaml.safe_load(result.stdout)["spec"]["replicatedJobs"][0]["template"]["spec"][
         "template"]["spec"]["containers"][0]
     user_env = [e for e in container["env"]
-                if e["name"] not in ("JOBSET_NAME", "REPLICATED_JOB_NAME")]
+                if e["name"] not in ("JOBSET_NAME", "REPLICATED_JOB_NAME",
+                                     "JAX_COORDINATOR_ADDRESS", "JAX_COORDINATOR_PORT")]
     assert user_env == [
         {"name": "LR", "value": "0.2"},
         {"name": "NAME", "value": "run 1"},
