@@ -230,3 +230,35 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             assert all(g["psum"] == 10 for g in got)
     plan = yaml.safe_load(r.output)
     assert len(plan["processes"]) == 4
+
+
+def test_ctrl_c_through_the_command_leaves_no_process(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from test_local_run import _alive, jobset
+
+    js = jobset("sleep 300 & echo $! > " + str(tmp_path) + "/pid-$JOB_COMPLETION_INDEX; "
+                "echo up; wait", pods=2)
+    path = tmp_path / "js.yaml"
+    path.write_text(yaml.safe_dump(js))
+    submit = Path(sys.executable).parent / "submit"
+    proc = subprocess.Popen([str(submit), "workload", "run-local", "--from", str(path),
+                             "--run-dir", str(tmp_path / "run")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    ups = 0
+    while ups < 2:
+        line = proc.stdout.readline()
+        assert line, "run-local ended before its processes started"
+        ups += line.rstrip().endswith("] up")
+    pids = [int((tmp_path / f"pid-{i}").read_text()) for i in range(2)]
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130, rest
+    assert rest.splitlines()[-1] == "workload t interrupted: stopped by SIGINT (restarts: 0)"
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in pids)

@@ -74,7 +74,7 @@ def _local_params() -> list[click.Parameter]:
         click.Option(["--run-dir"], type=click.Path(file_okay=False),
                      help="Where logs, config files and emptyDirs go [default: a new "
                           "temporary directory]."),
-        click.Option(["--max-processes"], type=int, metavar="N",
+        click.Option(["--max-processes"], type=click.IntRange(min=1), metavar="N",
                      help=f"Most processes to run at once [default: {PROCESSES_PER_CORE} per "
                           "core]."),
         click.Option(["--container"], metavar="NAME",

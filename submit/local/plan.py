@@ -518,9 +518,6 @@ def build(objects: Sequence[Any], opts: Options, restart_attempt: int,
         pod_uid = str(uuid.uuid5(uuid.NAMESPACE_URL, pod_name))
         env, secret = _env(container, pod, pod_name, ns, pod_uid, cms, local_env)
         names = {k for k, _ in env}
-        # The container runtime sets HOSTNAME to the pod's hostname unless the pod sets it.
-        if "HOSTNAME" not in names:
-            env.insert(0, ("HOSTNAME", pod.hostname))
         indexed = job.get("completionMode") == "Indexed"
         if indexed and COMPLETION_INDEX_ENV not in names:
             env.append((COMPLETION_INDEX_ENV, str(pod.index)))
@@ -538,9 +535,13 @@ def build(objects: Sequence[Any], opts: Options, restart_attempt: int,
                    ("TPU_WORKER_HOSTNAMES",
                     ",".join(f"{job_name}-{i}.{subdomain}" for i in range(completions)))]
             env += [(k, v) for k, v in tpu if k not in names]
+        # The command sees every variable of the pod spec (not HOSTNAME, set below by the
+        # container runtime, which the kubelet's expansion does not know).
         lookup = dict(env)
         cmd = [expand(str(a), lookup) for a in
                list(container.get("command") or []) + list(container.get("args") or [])]
+        if "HOSTNAME" not in names:
+            env.insert(0, ("HOSTNAME", pod.hostname))
         if not cmd:
             raise PlanError("--command", "the container has no command: run-local runs the "
                             "command on this machine and cannot use the image's entrypoint")
