@@ -184,3 +184,18 @@ def test_plan_and_policy_are_pure() -> None:
             "'threading', 'socket') and m not in ORIG); assert not bad, bad")
     subprocess.run([sys.executable, "-c", "import sys; ORIG = set(sys.modules); " + code],
                    check=True)
+
+
+@pytest.mark.parametrize("doc,message", [
+    ({"kind": "JobSet", "metadata": {}}, "the JobSet has no valid metadata.name"),
+    ({"kind": "JobSet", "metadata": {"name": "x"}, "spec": {"replicatedJobs": []}},
+     "the JobSet has no valid spec.replicatedJobs"),
+    ({"kind": "JobSet", "metadata": {"name": "x"}, "spec": {"replicatedJobs": [
+        {"name": "a", "template": {"spec": {"template": {"spec": {}}}}}]}},
+     "the JobSet has no valid spec.replicatedJobs[0].template.spec.template.spec.containers"),
+])
+def test_malformed_exported_files_name_the_missing_field(doc: dict[str, Any],
+                                                         message: str) -> None:
+    with pytest.raises(lp.PlanError) as e:
+        lp.split_objects([doc], "--from")
+    assert (e.value.option, e.value.message) == ("--from", message)

@@ -211,6 +211,10 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
         raise _bad(e.option, e.message) from None
     except pol.PolicyError as e:
         raise _bad("--from", str(e)) from None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        # Only a hand-edited --from file gets here (rendered objects are complete).
+        raise _bad("--from", f"the JobSet has a malformed field ({type(e).__name__}: {e})") \
+            from None
     if kw["dry_run"]:
         data = first.to_dict()
         click.echo(json.dumps(data, indent=2) if kw["fmt"] == "json"

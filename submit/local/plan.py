@@ -210,9 +210,39 @@ def split_objects(objects: Sequence[Any], source: str) -> tuple[dict[str, Any],
     kinds = [o.get("kind") if isinstance(o, dict) else type(o).__name__ for o in objects]
     if len(jobsets) != 1 or any(k not in ("JobSet", "ConfigMap") for k in kinds):
         raise PlanError(source, f"must hold one JobSet (and optionally ConfigMaps), not {kinds}")
-    cms = {o["metadata"]["name"]: o for o in objects
-           if isinstance(o, dict) and o.get("kind") == "ConfigMap"}
+    _check(jobsets[0], source)
+    cms = {}
+    for o in objects:
+        if o.get("kind") == "ConfigMap":
+            name = (o.get("metadata") or {}).get("name")
+            if not isinstance(name, str) or not isinstance(o.get("data", {}), dict):
+                raise PlanError(source, "a ConfigMap has no metadata.name or its data is not "
+                                "a mapping")
+            cms[name] = o
     return jobsets[0], cms
+
+
+def _check(js: dict[str, Any], source: str) -> None:
+    """The fields the plan reads, so that a hand-edited file fails with its path."""
+    def need(value: Any, kind: type, path: str) -> Any:
+        if not isinstance(value, kind) or (kind is list and not value):
+            raise PlanError(source, f"the JobSet has no valid {path}")
+        return value
+
+    need(need(js.get("metadata"), dict, "metadata").get("name"), str, "metadata.name")
+    rjobs = need(need(js.get("spec"), dict, "spec").get("replicatedJobs"), list,
+                 "spec.replicatedJobs")
+    for i, rj in enumerate(rjobs):
+        path = f"spec.replicatedJobs[{i}]"
+        need(need(rj, dict, path).get("name"), str, f"{path}.name")
+        job = need(need(rj.get("template"), dict, f"{path}.template").get("spec"), dict,
+                   f"{path}.template.spec")
+        pod = need(need(job.get("template"), dict, f"{path}.template.spec.template").get(
+            "spec"), dict, f"{path}.template.spec.template.spec")
+        for j, c in enumerate(need(pod.get("containers"), list,
+                                   f"{path}.template.spec.template.spec.containers")):
+            need(need(c, dict, f"{path}...containers[{j}]").get("name"), str,
+                 f"{path}...containers[{j}].name")
 
 
 def _pod_suffix(seed: str) -> str:
