@@ -24,6 +24,7 @@ What differs from the cluster is listed in ``Plan.notes`` and in the README.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 import uuid
@@ -179,8 +180,6 @@ def scale_down(jobset: dict[str, Any], replicas: int, pods: int) -> dict[str, An
     pods per Job. Refuses to scale up. The caller renders anew from the spec when it can
     (literal values such as NNODES then match); for an exported file, NNODES is updated
     when it holds the old pod count."""
-    import copy
-
     js = copy.deepcopy(jobset)
     for rj in js["spec"]["replicatedJobs"]:
         old_r = int(rj.get("replicas", 1))
