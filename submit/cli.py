@@ -4,7 +4,9 @@ Exit codes (decided here, in Click and in `workload wait`; the README's table): 
 1 an error the command reports (ClickException: the cluster, `pulumi stack output`, an
 existing workload); 2 a bad or missing option or argument, or a bad file named by one
 (BadParameter/UsageError, raised before anything is sent); 3 `wait`: the workload failed;
-4 `wait`: the timeout passed first.
+4 `wait`: the timeout passed first. `workload run-local`
+exits with the exit code of the process that failed the workload (0 when every process
+exited 0; 130/143 when interrupted).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import click
 
 from submit.accelerators import accelerators
+from submit.local.commands import run_local
 from submit.workload import workload
 
 
@@ -23,3 +26,4 @@ def main() -> None:
 
 main.add_command(accelerators)
 main.add_command(workload)
+workload.add_command(run_local)

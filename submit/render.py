@@ -24,10 +24,11 @@ EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOBSET_ANN = "jobset.sigs.k8s.io"
 TPU_PORTS = (8471, 8080)  # TPU runtime and multislice (megascale) ports
 COORDINATOR_PORT = 6002
-# JAX's own coordinator port on Cloud TPU (jax/_src/clusters/cloud_tpu_cluster.py uses
-# 8476 for the address it detects); distinct from the TPU runtime's 8471 and megascale's
-# 8080, which share the host's network on multi-host slices.
-JAX_TPU_COORDINATOR_PORT = 8476
+# JAX's coordinator port on Cloud TPU, the one its own TPU cluster detection picks
+# (jax/_src/clusters/cloud_tpu_cluster.py: coordinator_port = '8482' in jax 0.10; older
+# releases used 8476); distinct from the TPU runtime's 8471 and megascale's 8080, which
+# share the host's network on multi-host slices.
+JAX_TPU_COORDINATOR_PORT = 8482
 FAIL_FAST_RULE = "failFastOnUserErrors"
 ARCH_LABEL = "kubernetes.io/arch"
 

@@ -232,7 +232,7 @@ def test_golden_reads_as_asked(case: Path) -> None:
         assert "privileged" not in sc
 
     # JAX's coordinator: host:port as jax.distributed.initialize() reads it.
-    port = "8476" if pool.kind == "tpu" else "6002"
+    port = "8482" if pool.kind == "tpu" else "6002"
     assert env["JAX_COORDINATOR_PORT"]["value"] == port
     assert env["JAX_COORDINATOR_ADDRESS"]["value"] == (
         f"$(JOBSET_NAME)-$(REPLICATED_JOB_NAME)-0-0.$(JOBSET_NAME):{port}")
