@@ -183,8 +183,8 @@ def test_exit_code_is_the_failing_process_s(outputs: Path, tmp_path: Path) -> No
             "--run-dir", str(tmp_path / "run"))
     assert r.exit_code == 9
     assert r.output.splitlines()[-1] == (
-        "workload w1 failed: process 0/1 exited 9 (BackoffLimitExceeded); no rule matched "
-        "(default RestartJobSet); maxRestarts 0 reached (restarts: 0)")
+        "workload w1 failed: process 0/1 exited 9 (PodFailurePolicy); rule "
+        "failFastOnUserErrors (restarts: 0)")  # 9 is not a default restart code: fail fast
 
 
 def test_image_check_warns_about_what_only_the_image_has(outputs: Path) -> None:

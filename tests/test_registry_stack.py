@@ -32,7 +32,8 @@ def test_no_registry_keeps_project_wide_read_and_exports_null() -> None:
     ev = harness.evaluate(copy.deepcopy(MINIMAL), "test")
     assert ev.of_type(REPO) == [] and ev.of_type(REPO_IAM) == []
     roles = sorted(harness._plain(r.inputs)["role"] for r in ev.of_type(PROJECT_IAM))
-    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount",
+                     "roles/serviceusage.serviceUsageConsumer"]
     assert contract.load(harness.plain_outputs(ev, reveal=True)).image_repository is None
 
 
@@ -62,7 +63,8 @@ def test_created_repository_with_default_cleanup() -> None:
     assert m["member"].startswith("serviceAccount:")
     # Read is scoped to the repository: no project-wide reader any more.
     roles = sorted(harness._plain(r.inputs)["role"] for r in ev.of_type(PROJECT_IAM))
-    assert roles == ["roles/container.defaultNodeServiceAccount"]
+    assert roles == ["roles/container.defaultNodeServiceAccount",
+                     "roles/serviceusage.serviceUsageConsumer"]
     assert contract.load(harness.plain_outputs(ev, reveal=True)).image_repository == \
         "us-central1-docker.pkg.dev/test-project/test-workloads"
 
