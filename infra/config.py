@@ -11,6 +11,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config_cluster                              project, zones, cluster, system pool, NAP
     infra.config_slices                               slice pools and their capacity rules
     infra.addons_config                               add-on versions, queues, image cache
+    infra.config_storage                              stores, job identities and their grants
     infra.config (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config import SlicePool``
@@ -27,6 +28,7 @@ from infra.addons_config import Addons, CachedImage, Queues
 from infra.config_cluster import (NAP_KEYS, POLICY_RULES, RELEASE_CHANNELS, SYSTEM_POOL_KEYS,
                                   AuthorizedNetwork, AutoProvisioning, MaintenanceWindow,
                                   Policy, SystemPool, parse_cluster, parse_policy)
+from infra.config_storage import Storage, Store, parse_storage
 from infra.config_network import NETWORK_KEYS, Network, gpu_cidr_problem, subnets_needed
 from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
@@ -41,7 +43,7 @@ __all__ = [
     "POLICY_RULES", "RELEASE_CHANNELS", "SLICE_KEYS", "SYSTEM_POOL_KEYS", "TOP_LEVEL_KEYS",
     "Addons", "AuthorizedNetwork", "AutoProvisioning", "CachedImage", "Capacity",
     "ConfigError", "MaintenanceWindow", "Network", "Policy", "Queues", "SlicePool",
-    "StackConfig", "SystemPool", "parse",
+    "StackConfig", "Storage", "Store", "SystemPool", "parse",
 ]
 
 
@@ -67,6 +69,7 @@ class StackConfig:
     queues: Queues
     image_cache: tuple[CachedImage, ...] = ()
     policy: Policy = Policy()
+    storage: Storage = Storage()
 
     @property
     def location(self) -> str:
@@ -82,7 +85,7 @@ TOP_LEVEL_KEYS = (
     "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
-    "addons", "queues", "imageCache", "policy",
+    "addons", "queues", "imageCache", "policy", "storage",
 )
 
 
@@ -100,6 +103,9 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
     queues = addons_config.parse_queues(r, top.get("queues"), pools)
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools)
     policy = parse_policy(r, top.get("policy"))
+    storage = parse_storage(r, top.get("storage"), queues, project=cluster.project,
+                            cluster=cluster.cluster_name, region=cluster.region,
+                            zones=tuple(cluster.zones))
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")
@@ -120,5 +126,5 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
         deletion_protection=cluster.deletion_protection, labels=cluster.labels,
         system_pool=cluster.system_pool, slices=tuple(pools),
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
-        image_cache=image_cache, policy=policy,
+        image_cache=image_cache, policy=policy, storage=storage,
     )
