@@ -132,6 +132,7 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
         "accelstack:services:ProjectServices",
         "accelstack:cluster:GkeCluster", "accelstack:nodepool:SystemNodePool",
         "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
+        "accelstack:storage:WorkloadStorage", "accelstack:storage:StorageObjects",
         "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile"}
     for r in stack.resources:
         if r.custom:
