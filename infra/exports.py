@@ -10,7 +10,9 @@ from typing import Mapping
 
 from infra.addons_config import PRIORITY_CLASSES
 from infra.config import SlicePool, StackConfig
-from infra.contract import ClusterInfo, LocalQueueInfo, SlicePoolInfo, StackOutputs
+from infra import storage_spec
+from infra.contract import (ClusterInfo, LocalQueueInfo, SlicePoolInfo, StackOutputs,
+                            StorageInfo, StoreInfo)
 from infra.nodepool_spec import node_selector, tolerations
 
 
@@ -25,6 +27,16 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         zones=pool.zones, node_selector=node_selector(pool),
         tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
         networking=a.networking, additional_networks=tuple(additional_networks or ()),
+    )
+
+
+def storage_info(cfg: StackConfig) -> StorageInfo:
+    return StorageInfo(
+        stores=tuple(StoreInfo(s.name, s.kind, storage_spec.mount_source(s), dict(s.access))
+                     for s in cfg.storage.stores),
+        service_accounts={ns: cfg.storage.service_account
+                          for ns in storage_spec.namespaces(cfg)},
+        gke_version=cfg.gke_version,
     )
 
 
@@ -50,4 +62,5 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         jobset_version=cfg.addons.jobset_version,
         kueue_version=cfg.addons.kueue_version,
         cached_images=tuple(i.image for i in cfg.image_cache),
+        storage=storage_info(cfg),
     )

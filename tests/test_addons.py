@@ -971,7 +971,7 @@ def test_contract_carries_the_addons(case: tuple[dict[str, Any], Evaluation]) ->
     ns = q.get("namespace", "training")
     local = q.get("localQueue", "main")
     addons = raw.get("addons") or {}
-    assert out.contract_version == 2
+    assert out.contract_version == contract.CONTRACT_VERSION
     assert out.workload_namespace == ns
     assert out.local_queues == (
         contract.LocalQueueInfo(local, ns, q.get("clusterQueue", "cluster-queue")),
