@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra import pod_resources
-from submit import gpu_net
+from submit import gpu_net, mounts
 from submit.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
 
 API = "jobset.x-k8s.io/v1alpha2"
@@ -199,6 +199,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     pod = _pod_spec(spec)
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
     gpu_net.decorate(spec, pod, pod_meta)
+    mounts.decorate(pod, pod_meta, spec.mounts, spec.service_account)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
     if spec.retriable_exit_codes:

@@ -15,6 +15,7 @@ from typing import Sequence
 from infra import catalog, pod_resources
 from infra.contract import SlicePoolInfo, StackOutputs
 from infra.images import image_problem
+from submit import mounts as mounts_mod
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
@@ -64,6 +65,8 @@ class WorkloadSpec:
     cpu: str | None = None  # requests per pod (Kueue counts them against CPU quotas)
     memory: str | None = None
     labels: tuple[tuple[str, str], ...] = field(default=())
+    mounts: tuple[mounts_mod.Mount, ...] = ()  # --mount, checked (submit/mounts.py)
+    service_account: str | None = None  # the namespace's job account, from the contract
 
     @property
     def replicated_job(self) -> str:
@@ -189,7 +192,7 @@ def build_spec(
     priority: str | None = None, max_restarts: int = 0, restart_on_exit_codes: str | None = None,
     ttl: int | None = None, termination_grace_period: int | None = None,
     config_file: str | None = None, shm_size: str | None = None,
-    cpu: str | None = None, memory: str | None = None,
+    cpu: str | None = None, memory: str | None = None, mount: Sequence[str] = (),
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render."""
     chosen = pick_pool(outputs, accelerator, pool)
@@ -287,6 +290,14 @@ def build_spec(
             raise SpecError("--config-file", f"{cfg_name!r} is not a valid ConfigMap key "
                             "(letters, digits, '-', '_' and '.')")
 
+    try:
+        checked = mounts_mod.parse(
+            mount, outputs.storage, ns, reserved=("/dev/shm", CONFIG_MOUNT),
+            host_network=mounts_mod.uses_host_network(chosen.kind, chosen.vms_per_slice,
+                                                      replicas))
+    except mounts_mod.MountError as e:
+        raise SpecError("--mount", str(e)) from None
+
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
         parallelism=parallelism, image=image, command=command, env=tuple(seen.values()),
@@ -294,4 +305,5 @@ def build_spec(
         retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl,
         termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
         config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
+        mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
     )

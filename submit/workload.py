@@ -157,6 +157,9 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
 @click.option("--cpu", metavar="QUANTITY", help="CPU each pod requests (counted by Kueue).")
 @click.option("--memory", metavar="QUANTITY",
               help="Memory each pod requests and may use (counted by Kueue).")
+@click.option("--mount", "mount", multiple=True, metavar="STORE[:PATH][:ro]",
+              help="Mount a store of the stack (default path /mnt/STORE, read-write unless "
+                   ":ro); its path is in $ACCELSTACK_MOUNT_<STORE>. Repeatable.")
 @click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
 @click.option("--queue", help="LocalQueue (default: the namespace's queue).")
 @click.option("--dry-run", is_flag=True, help="Print the objects; apply nothing.")
@@ -171,8 +174,8 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            env: tuple[str, ...], env_file: str | None, secret_env: tuple[str, ...],
            priority: str | None, max_restarts: int, restart_on_exit_codes: str | None,
            ttl: int | None, termination_grace_period: int | None, config_file: str | None,
-           shm_size: str | None, cpu: str | None, memory: str | None, namespace: str | None,
-           queue: str | None, dry_run: bool,
+           shm_size: str | None, cpu: str | None, memory: str | None,
+           mount: tuple[str, ...], namespace: str | None, queue: str | None, dry_run: bool,
            fmt: str, export_file: str | None, replace: bool) -> None:
     """Render a workload for the stack, check it, and apply it (or print it)."""
     try:
@@ -182,7 +185,7 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
             queue=queue, env=env, env_file=env_file, secret_env=secret_env, priority=priority,
             max_restarts=max_restarts, restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
             termination_grace_period=termination_grace_period, config_file=config_file,
-            shm_size=shm_size, cpu=cpu, memory=memory)
+            shm_size=shm_size, cpu=cpu, memory=memory, mount=mount)
     except SpecError as e:
         raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
     objs = render(spec)

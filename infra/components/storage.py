@@ -7,7 +7,7 @@ resolved here (the project number, an instance's address) and handed back to the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import pulumi
 import pulumi_gcp as gcp
@@ -16,6 +16,15 @@ import pulumi_kubernetes as k8s
 from infra import storage_spec as spec
 from infra.components import child_options
 from infra.config import StackConfig
+
+
+def _member(cfg: StackConfig, grant: spec.Grant) -> Callable[[Any], str]:
+    return lambda number: spec.grant_member(cfg, grant, str(number))
+
+
+def _first_address(networks: Any) -> str:
+    """A Filestore instance's address: its (only) network's first IP."""
+    return str(networks[0].ip_addresses[0])
 
 
 def _merge(base: pulumi.ResourceOptions, **extra: Any) -> pulumi.ResourceOptions:
@@ -55,7 +64,7 @@ class WorkloadStorage(pulumi.ComponentResource):
                                                 **spec.bucket_args(cfg, store)).name
                 for grant in spec.bucket_grants(store):
                     member = pulumi.Output.from_input(number).apply(
-                        lambda n, g=grant: spec.grant_member(cfg, g, str(n)))
+                        _member(cfg, grant))
                     gcp.storage.BucketIAMMember(f"grant-{grant.resource_name}", opts=child,
                                                 **spec.grant_args(grant, bucket, member))
             elif not store.create:
@@ -64,7 +73,7 @@ class WorkloadStorage(pulumi.ComponentResource):
                 fs = gcp.filestore.Instance(f"filestore-{store.name}", opts=after_psa,
                                             **spec.filestore_args(cfg, store, range_name))
                 self.endpoints[store.name] = spec.Endpoint(
-                    ip=fs.networks.apply(lambda n: n[0].ip_addresses[0]))
+                    ip=fs.networks.apply(_first_address))
             elif store.kind == "parallelstore":
                 ps = gcp.parallelstore.Instance(f"parallelstore-{store.name}", opts=after_psa,
                                                 **spec.parallelstore_args(cfg, store,
