@@ -34,10 +34,16 @@ STACKS: dict[str, dict[str, Any]] = {
          "capacity": {"mode": "reservation", "reservation": "v5p-128-reservation"}}],
         queues={"namespace": "llm", "localQueue": "main"}),
     # TPU v6e: four v6e-256 slices (16x16, 64 VMs each) on-demand.
+    # A dataset bucket it reads and a checkpoint bucket it writes.
     "v6e-multislice": _stack("us-east5", "us-east5-b", "trillium", [
         {"accelerator": "v6e-256", "count": 4, "capacity": "on-demand"}],
         queues={"namespace": "pretraining", "localQueue": "main",
-                "clusterQueue": "pretraining"}),
+                "clusterQueue": "pretraining"},
+        storage={"stores": [
+            {"name": "datasets", "kind": "gcs", "create": False, "bucket": "my-ml-datasets",
+             "access": {"pretraining": "read-only"}},
+            {"name": "checkpoints", "kind": "gcs", "hierarchicalNamespace": True,
+             "access": {"pretraining": "read-write"}}]}),
     # TPU7x (Ironwood): two 4x4x4 slices (16 VMs each).
     "tpu7x": _stack("us-central1", "us-central1-c", "ironwood", [
         {"accelerator": "tpu7x-4x4x4", "count": 2}], releaseChannel="RAPID"),
@@ -54,9 +60,17 @@ STACKS: dict[str, dict[str, Any]] = {
     "a4": _stack("us-central1", "us-central1-b", "a4", [
         {"accelerator": "b200-8", "count": 2,
          "capacity": {"mode": "reservation", "reservation": "b200-reservation"}}]),
-    # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking.
+    # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking; a dataset bucket,
+    # a checkpoint bucket and a Filestore share; a team that may only read the datasets.
     "g2": _stack("us-central1", "us-central1-a", "g2", [
-        {"accelerator": "l4-8", "count": 2}]),
+        {"accelerator": "l4-8", "count": 2}],
+        queues={"teams": [{"name": "evals", "quota": {"l4-8": 8}}]},
+        storage={"stores": [
+            {"name": "datasets", "kind": "gcs", "create": False, "bucket": "my-ml-datasets",
+             "access": {"training": "read-only", "evals": "read-only"}},
+            {"name": "checkpoints", "kind": "gcs", "access": {"training": "read-write"}},
+            {"name": "scratch", "kind": "filestore", "tier": "ZONAL", "capacityGb": 1024,
+             "access": {"training": "read-write", "evals": "read-only"}}]}),
     # CPU: one pool of four n2-standard-32 VMs.
     "cpu": _stack("us-central1", "us-central1-a", "cpu", [
         {"accelerator": "n2-standard-32-4", "count": 1}]),
