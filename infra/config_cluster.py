@@ -24,7 +24,7 @@ SYSTEM_POOL_KEYS = ("machineType", "minNodes", "maxNodes", "diskSizeGb")
 NAP_KEYS = ("cpu", "memoryGb", "accelerators")
 POLICY_RULES = ("workload-identity", "node-service-account", "shielded-nodes",
                 "authorized-networks", "deletion-protection", "capacity-reservation",
-                "image-latest-tag", "required-labels")
+                "image-latest-tag", "required-labels", "public-bucket")
 
 _PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+\Z")

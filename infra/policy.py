@@ -18,6 +18,12 @@ from infra.config import POLICY_RULES, StackConfig
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+BUCKET = "gcp:storage/bucket:Bucket"
+BUCKET_GRANTS = ("gcp:storage/bucketIAMMember:BucketIAMMember",
+                 "gcp:storage/bucketIAMBinding:BucketIAMBinding")
+# The two IAM principals that make a bucket public (Cloud Storage "Making data public":
+# https://cloud.google.com/storage/docs/access-control/making-data-public).
+PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
 DEFAULT_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
 
 
@@ -155,6 +161,22 @@ def _required_labels(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
                           "add them to the stack's labels")
 
 
+def _public_bucket(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for grant in [i for t in BUCKET_GRANTS for i in _of(items, t)]:
+        members = grant.inputs.get("members") or [grant.inputs.get("member")]
+        public = [m for m in members if m in PUBLIC_MEMBERS]
+        if public:
+            yield Finding("public-bucket", _where(grant),
+                          f"grants {grant.inputs.get('role')} on bucket "
+                          f"{grant.inputs.get('bucket')} to {', '.join(public)}",
+                          "grant the role to the namespaces' service accounts only")
+    for bucket in _of(items, BUCKET):
+        if bucket.inputs.get("publicAccessPrevention") != "enforced":
+            yield Finding("public-bucket", _where(bucket),
+                          "public access prevention is not enforced",
+                          "set publicAccessPrevention: enforced")
+
+
 RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {
     "workload-identity": _workload_identity,
     "node-service-account": _node_service_account,
@@ -164,6 +186,7 @@ RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {
     "capacity-reservation": _capacity,
     "image-latest-tag": _image_latest,
     "required-labels": _required_labels,
+    "public-bucket": _public_bucket,
 }
 assert tuple(RULES) == POLICY_RULES
 
