@@ -231,6 +231,6 @@ def describe_lines(jobset: dict[str, Any]) -> list[str]:
            .get("spec") or {})
     found = mounts_of(pod)
     if not found:
-        return ["Mounts:       none"]
+        return []
     return ["Mounts:"] + [f"  {m['path']}: {m['store']} ({m['source']}, {m['mode']})"
                           for m in found]
