@@ -105,7 +105,7 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
     policy = parse_policy(r, top.get("policy"))
     storage = parse_storage(r, top.get("storage"), queues, project=cluster.project,
                             cluster=cluster.cluster_name, region=cluster.region,
-                            zones=tuple(cluster.zones))
+                            zones=tuple(cluster.zones), gke_version=cluster.gke_version)
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")

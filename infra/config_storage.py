@@ -92,6 +92,17 @@ LUSTRE_TIERS: dict[int, tuple[int, int, int, int, int]] = {
 }
 
 
+# Lustre instances are created without gke-support-enabled, so GKE nodes must be new
+# enough to use Lustre's own port: "no longer required as of GKE node version
+# 1.33.2-gke.4655000" (GKE API LustreCsiDriverConfig.enable_legacy_lustre_port).
+MIN_VERSION_LUSTRE = (1, 33, 2, 4655000)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    nums = [int(x) for x in re.findall(r"\d+", version)]
+    return tuple(nums + [0] * (4 - len(nums)))
+
+
 @dataclass(frozen=True)
 class Store:
     name: str
@@ -379,8 +390,8 @@ def _store(r: Reader, item: Any, path: str, queues: Queues, project: str, cluste
 
 
 def parse_storage(r: Reader, value: Any, queues: Queues, *, project: str | None,
-                  cluster: str | None, region: str | None,
-                  zones: tuple[str, ...]) -> Storage:
+                  cluster: str | None, region: str | None, zones: tuple[str, ...],
+                  gke_version: str | None = None) -> Storage:
     path = "storage"
     if value is None:
         return Storage()
@@ -420,6 +431,12 @@ def parse_storage(r: Reader, value: Any, queues: Queues, *, project: str | None,
         if any(s.name == store.name for s in stores):
             r.fail(f"{path}.stores[{i}].name", f"{show(store.name)} is already the name of a "
                    "store")
+            continue
+        if store.kind == "lustre" and gke_version is not None and (
+                _version_tuple(gke_version)[:len(gke_version.split("."))] <
+                MIN_VERSION_LUSTRE[:len(gke_version.split("."))]):
+            r.fail(f"{path}.stores[{i}].kind", f"Managed Lustre needs GKE 1.33.2-gke.4655000 "
+                   f"or later (nodes use Lustre's own port); gkeVersion is {gke_version}")
             continue
         if store.kind == "gcs" and any(s.bucket == store.bucket for s in stores):
             r.fail(f"{path}.stores[{i}].bucket", f"{show(store.bucket)} is already another "

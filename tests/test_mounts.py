@@ -255,3 +255,30 @@ def test_a_contract_without_storage_keeps_the_default_account(tmp_path: Path,
     assert "serviceAccountName" not in result.stdout
     result = run(path, *CREATE, "--mount", "datasets:ro")
     assert result.stderr == refused("'datasets' is not a store of the stack; its stores: none")
+
+
+def test_the_readme_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README "Storage and job identities": the job that reads datasets and writes
+    checkpoints, through --stack (a fake `pulumi` serves the example stack's outputs)."""
+    from fakes.pulumi_cli import install
+
+    install(tmp_path, monkeypatch).stack("v6e-training", stacks.outputs("v6e-training"))
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command = ("--mount datasets:ro --mount checkpoints \\\n    --command 'python3 -m "
+               "MaxText.train base.yml dataset_path=$ACCELSTACK_MOUNT_DATASETS "
+               "base_output_directory=$ACCELSTACK_MOUNT_CHECKPOINTS'")
+    assert command in readme
+    result = CliRunner().invoke(main, [
+        "workload", "--stack", "v6e-training", "create", "--workload", "pretrain",
+        "--accelerator", "v6e-256", "--num-slices", "4",
+        "--image", "us-docker.pkg.dev/my-ml-project/training/maxtext:2026.11.1",
+        "--mount", "datasets:ro", "--mount", "checkpoints", "--command",
+        "python3 -m MaxText.train base.yml dataset_path=$ACCELSTACK_MOUNT_DATASETS "
+        "base_output_directory=$ACCELSTACK_MOUNT_CHECKPOINTS", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    [js] = list(yaml.safe_load_all(result.stdout))
+    pod = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert [v["name"] for v in pod["volumes"]] == ["dshm", "store-datasets",
+                                                  "store-checkpoints"]
+    assert all(v["csi"]["volumeAttributes"]["hostNetworkPodKSA"] == "true"
+               for v in pod["volumes"][1:])

@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 import pytest
+import yaml
 
 import schema
 from infra import config, contract, harness
@@ -364,3 +365,31 @@ def test_access_by_team_name_means_its_namespace() -> None:
     raw["storage"] = {"stores": [{"name": "d", "kind": "gcs", "bucket": "b-1",
                                   "create": False, "access": {"evals": "read-only"}}]}
     assert dict(config.parse(raw).storage.stores[0].access) == {"evals-ns": "read-only"}
+
+
+def test_lustre_needs_a_recent_gke_when_pinned() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["gkeVersion"] = "1.33.1-gke.1000000"
+    raw["storage"] = {"stores": [STORES[4]]}
+    with pytest.raises(config.ConfigError) as e:
+        config.parse(raw)
+    assert e.value.problems == [
+        "storage.stores[0].kind: Managed Lustre needs GKE 1.33.2-gke.4655000 or later (nodes "
+        "use Lustre's own port); gkeVersion is 1.33.1-gke.1000000"]
+    raw["gkeVersion"] = "1.33.2-gke.4655000"
+    assert config.parse(raw).storage.stores[0].kind == "lustre"
+
+
+def test_the_readme_storage_example_is_a_valid_config() -> None:
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```yaml\n  accelstack:storage:") + len("```yaml\n")
+    block = yaml.safe_load(text[start:text.index("```", start)])
+    raw = copy.deepcopy(BASE)
+    raw["storage"] = block["accelstack:storage"]
+    stores = config.parse(raw).storage.stores
+    assert [(s.name, s.kind, s.create) for s in stores] == [
+        ("datasets", "gcs", False), ("checkpoints", "gcs", True),
+        ("scratch", "filestore", True), ("fast", "parallelstore", True),
+        ("lfs", "lustre", True)]
