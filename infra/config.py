@@ -105,7 +105,13 @@ def parse(raw: Mapping[str, Any]) -> StackConfig:
     policy = parse_policy(r, top.get("policy"))
     storage = parse_storage(r, top.get("storage"), queues, project=cluster.project,
                             cluster=cluster.cluster_name, region=cluster.region,
-                            zones=tuple(cluster.zones), gke_version=cluster.gke_version)
+                            zones=tuple(cluster.zones), gke_version=cluster.gke_version,
+                            taken={f"network.{k}": v for k, v in (
+                                ("nodesCidr", cluster.network.nodes_cidr),
+                                ("podsCidr", cluster.network.pods_cidr),
+                                ("servicesCidr", cluster.network.services_cidr),
+                                ("masterCidr", cluster.network.master_cidr),
+                                ("gpuNetworksCidr", cluster.network.gpu_cidr))})
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")

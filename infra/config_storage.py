@@ -55,6 +55,7 @@ _BUCKET = re.compile(r"^[a-z0-9][-_.a-z0-9]{1,61}[a-z0-9]\Z")
 # hyphens, starting with a letter, ending with a letter or digit, 1-63 characters
 # (pulumi-gcp parallelstore.Instance / lustre.Instance instance_id).
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_BUCKET_LOCATION = re.compile(r"^[A-Z]+[A-Z0-9]*(-[A-Z0-9]+)*\Z")
 _PROJECT_NUMBER = re.compile(r"^[1-9][0-9]{5,19}\Z")
 _LUSTRE_FS = re.compile(r"^[A-Za-z0-9]{1,8}\Z")  # "eight characters or less, letters and numbers"
 _SHARE = re.compile(r"^[a-z]([_a-z0-9]{0,14})\Z")
@@ -198,11 +199,11 @@ def _access(r: Reader, value: Any, path: str, queues: Queues) -> dict[str, str]:
 
 
 def _location(r: Reader, raw: Mapping[str, Any], path: str, default: str,
-              allowed: tuple[str, ...] | None) -> str:
+              allowed: tuple[str, ...], what: str = "zone") -> str:
     value = r.get(raw, "location", path, str, default=default)
-    if allowed is not None and value not in allowed:
-        r.fail(f"{path}.location", f"{show(value)} is not a zone of this stack; the store "
-               f"must sit beside the nodes (zones: {one_of(allowed)})")
+    if value not in allowed:
+        r.fail(f"{path}.location", f"{show(value)} is not the stack's {what}; the store must "
+               f"sit beside the nodes (allowed: {one_of(allowed)})")
     return str(value)
 
 
@@ -238,6 +239,10 @@ def _gcs(r: Reader, raw: Mapping[str, Any], path: str, create: bool, project: st
     # inter-region transfer (GKE: "set the Location type to Region, and select a region
     # that matches your GKE cluster", cloud-storage-fuse-csi-driver-setup).
     out["location"] = str(r.get(raw, "location", path, str, default=region.upper())).upper()
+    if not _BUCKET_LOCATION.match(out["location"]):
+        r.fail(f"{path}.location", f"{show(raw.get('location'))} is not a Cloud Storage "
+               "location (a region such as us-east5, a dual-region or a multi-region such "
+               "as US)")
     hns = r.get(raw, "hierarchicalNamespace", path, bool, default=False)
     out["hierarchical_namespace"] = hns
     out["soft_delete_days"] = _int(r, raw, "softDeleteDays", path)
@@ -283,7 +288,7 @@ def _filestore(r: Reader, raw: Mapping[str, Any], path: str, create: bool,
     regional = tier in REGIONAL_FILESTORE_TIERS
     out["tier"] = tier
     out["capacity_gib"] = capacity
-    out["location"] = (r.get(raw, "location", path, str, default=region) if regional
+    out["location"] = (_location(r, raw, path, region, (region,), "region") if regional
                        else _location(r, raw, path, zones[0], zones))
     return out
 
@@ -391,7 +396,10 @@ def _store(r: Reader, item: Any, path: str, queues: Queues, project: str, cluste
 
 def parse_storage(r: Reader, value: Any, queues: Queues, *, project: str | None,
                   cluster: str | None, region: str | None, zones: tuple[str, ...],
-                  gke_version: str | None = None) -> Storage:
+                  gke_version: str | None = None,
+                  taken: Mapping[str, str] | None = None) -> Storage:
+    """``taken`` maps the config keys of the network's ranges to their CIDRs: a private
+    services range given by address must not overlap them."""
     path = "storage"
     if value is None:
         return Storage()
@@ -417,10 +425,19 @@ def parse_storage(r: Reader, value: Any, queues: Queues, *, project: str | None,
     address = r.get(psa_raw, "address", f"{path}.privateServiceAccess", str)
     if address is not None:
         try:
-            ipaddress.IPv4Network(f"{address}/{prefix}")
+            psa_net = ipaddress.IPv4Network(f"{address}/{prefix}")
         except ValueError:
             r.fail(f"{path}.privateServiceAccess.address", f"{show(address)} is not the first "
                    f"address of a /{prefix} range")
+        else:
+            for key, cidr in (taken or {}).items():
+                try:
+                    clash = psa_net.overlaps(ipaddress.IPv4Network(cidr, strict=False))
+                except ValueError:
+                    continue  # reported by the network layer
+                if clash:
+                    r.fail(f"{path}.privateServiceAccess.address", f"{psa_net} overlaps "
+                           f"{key} ({cidr}); choose a free range")
     stores: list[Store] = []
     items = r.get(raw, "stores", path, list, default=[])
     for i, item in enumerate(items):

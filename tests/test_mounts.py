@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 
 import stack_fixtures
 from fake_apiserver import FakeApiServer
@@ -282,3 +285,11 @@ def test_the_readme_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
                                                   "store-checkpoints"]
     assert all(v["csi"]["volumeAttributes"]["hostNetworkPodKSA"] == "true"
                for v in pod["volumes"][1:])
+
+
+@given(st.from_regex(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?", fullmatch=True))
+def test_any_store_name_gives_valid_kubernetes_and_env_names(name: str) -> None:
+    m = mounts.Mount(name, "gcs", "b", f"/mnt/{name}", False)
+    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", m.volume_name)
+    assert len(m.volume_name) <= 63
+    assert re.fullmatch(r"[A-Z_][A-Z0-9_]*", m.env_name)

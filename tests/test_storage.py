@@ -309,8 +309,15 @@ def _store(**kw: Any) -> dict[str, Any]:
      "ZONAL, REGIONAL, ENTERPRISE"),
     ({"name": "d", "kind": "filestore", "tier": "ZONAL", "capacityGb": 1024,
       "location": "us-east5-c", "access": {"evals": "read-only"}},
-     "storage.stores[0].location: 'us-east5-c' is not a zone of this stack; the store must "
-     "sit beside the nodes (zones: us-east5-b)"),
+     "storage.stores[0].location: 'us-east5-c' is not the stack's zone; the store must sit "
+     "beside the nodes (allowed: us-east5-b)"),
+    ({"name": "d", "kind": "filestore", "tier": "REGIONAL", "capacityGb": 1024,
+      "location": "us-central1", "access": {"evals": "read-only"}},
+     "storage.stores[0].location: 'us-central1' is not the stack's region; the store must "
+     "sit beside the nodes (allowed: us-east5)"),
+    ({"name": "d", "kind": "gcs", "location": "us east", "access": {"evals": "read-only"}},
+     "storage.stores[0].location: 'us east' is not a Cloud Storage location (a region such "
+     "as us-east5, a dual-region or a multi-region such as US)"),
     ({"name": "d", "kind": "filestore", "create": False, "instance": "i", "location": "z",
       "capacityGb": 1024, "ip": "10.0.0.300", "access": {"evals": "read-only"}},
      "storage.stores[0].ip: '10.0.0.300' is not an IPv4 address"),
@@ -348,6 +355,12 @@ def test_bad_store(store: dict[str, Any], message: str) -> None:
     ({"projectNumber": "my-project"},
      "storage.projectNumber: 'my-project' is not a project number (the digits `gcloud "
      "projects describe PROJECT --format='value(projectNumber)'` prints)"),
+    ({"privateServiceAccess": {"prefixLength": 20, "address": "10.16.0.0"}},
+     "storage.privateServiceAccess.address: 10.16.0.0/20 overlaps network.podsCidr "
+     "(10.16.0.0/14); choose a free range"),
+    ({"privateServiceAccess": {"prefixLength": 20, "address": "10.96.0.1"}},
+     "storage.privateServiceAccess.address: '10.96.0.1' is not the first address of a /20 "
+     "range"),
     ({"privateServiceAccess": {"prefixLength": 28}},
      "storage.privateServiceAccess.prefixLength: 28 is not 8-24 (a range of at least /24)"),
     ({"stores": [STORES[0], dict(STORES[0], bucket="other")]},
@@ -393,3 +406,12 @@ def test_the_readme_storage_example_is_a_valid_config() -> None:
         ("datasets", "gcs", False), ("checkpoints", "gcs", True),
         ("scratch", "filestore", True), ("fast", "parallelstore", True),
         ("lfs", "lustre", True)]
+
+
+def test_a_chosen_private_services_range() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["storage"] = {"privateServiceAccess": {"prefixLength": 24, "address": "10.96.0.0"},
+                      "stores": [STORES[2]]}
+    ev = harness.evaluate(raw, "psa")
+    [addr] = _of(ev, "gcp:compute/globalAddress:GlobalAddress").values()
+    assert (addr["address"], addr["prefixLength"]) == ("10.96.0.0", 24)
