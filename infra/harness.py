@@ -117,7 +117,7 @@ class _Mocks(pulumi.runtime.Mocks):
         elif args.typ == "gcp:compute/subnetwork:Subnetwork":
             rid = f"projects/{project}/regions/{state.get('region')}/subnetworks/{name}"
         elif args.typ == "gcp:compute/globalAddress:GlobalAddress":
-            state.setdefault("address", "10.200.0.0")  # TEST-NET-free stand-in
+            state.setdefault("address", "10.200.0.0")  # the range Google would allocate
         elif args.typ == "gcp:filestore/instance:Instance":
             for net in state.get("networks") or []:
                 net["ipAddresses"] = ["10.200.0.2"]
