@@ -21,6 +21,7 @@ from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.node_pools import SliceNodePools, SystemNodePool
 from infra.components.services import ProjectServices
 from infra.components.registry import WorkloadRegistry
+from infra.components.storage import StorageObjects, WorkloadStorage
 from infra.config import StackConfig
 from infra.errors import ConfigError
 from infra.network_spec import group_for, gpu_network_groups
@@ -127,8 +128,17 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
 
     # The add-ons reach the cluster only once its node pools exist: the controllers run
     # on the system pool.
-    ClusterAddons("addons", cfg, kubeconfig=gke.kubeconfig,
-                  opts=pulumi.ResourceOptions(depends_on=[system]))
+    addons = ClusterAddons("addons", cfg, kubeconfig=gke.kubeconfig,
+                           opts=pulumi.ResourceOptions(depends_on=[system]))
+
+    # The stores, and the service accounts and claims jobs use them through (every
+    # workload namespace has the job service account, stores or not).
+    endpoints = {}
+    if cfg.storage.stores:
+        endpoints = WorkloadStorage("storage", cfg, opts=pulumi.ResourceOptions(
+            depends_on=[apis, net])).endpoints
+    StorageObjects("storage", cfg, provider=addons.provider, endpoints=endpoints,
+                   opts=pulumi.ResourceOptions(depends_on=list(addons.namespaces.values())))
 
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.
