@@ -235,6 +235,42 @@ MACHINE_SHAPES: dict[str, VmShape] = {
 }
 
 
+# Local SSD disks that come with a machine type and that the stack's node pools give to
+# GKE as the nodes' ephemeral storage (emptyDirs, container layers, logs): machine type ->
+# disks of LOCAL_SSD_DISK_GIB each. Compute Engine attaches a fixed number of Local SSD
+# disks to every A3 machine ("A4X, A4, A3 ... every machine type comes with Local SSD
+# storage", https://cloud.google.com/compute/docs/disks/add-local-ssd); the counts are
+# those GKE's A3 node pools are created with (`--ephemeral-storage-local-ssd=count=16` on
+# a3-highgpu-8g and a3-megagpu-8g, `count=32` on a3-ultragpu-8g; the same counts in
+# GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/disk_definitions.tf).
+# Not listed, so their pools keep GKE's default and jobs there get no file cache:
+# - a4-highgpu-8g and a4x-highgpu-4g: they come with Local SSD, but no source found gives
+#   the disk count GKE expects for them, and a wrong count fails node pool creation;
+# - a4x-highgpu-4g-nolssd: no Local SSD (the point of the variant);
+# - G2 and A2: Local SSD is optional there (first- and second-generation rules: the count
+#   is chosen at creation and billed), and the stack attaches none;
+# - TPU VMs (ct4p, ct5lp, ct5p, ct6e, tpu7x, tpu7): no Cloud TPU or GKE page we found
+#   offers Local SSD on a TPU machine type; their ephemeral storage is the boot disk;
+# - CPU pools: only the -lssd shapes of C3/C4-class series have Local SSD, and the
+#   catalog's CPU pools are the plain shapes.
+LOCAL_SSD_DISK_GIB = 375
+LOCAL_SSD_DISKS: dict[str, int] = {
+    "a3-highgpu-8g": 16,
+    "a3-megagpu-8g": 16,
+    "a3-ultragpu-8g": 32,
+}
+
+
+def local_ssd_disks(machine_type: str) -> int:
+    """Local SSD disks a node of this machine type gives to ephemeral storage (0: none)."""
+    return LOCAL_SSD_DISKS.get(machine_type, 0)
+
+
+def local_ssd_gib(machine_type: str) -> int:
+    """Local SSD ephemeral storage of one node, in GiB (0: the boot disk only)."""
+    return local_ssd_disks(machine_type) * LOCAL_SSD_DISK_GIB
+
+
 def vm_shape(machine_type: str) -> VmShape | None:
     """vCPUs and memory of a machine type: the table above, or a predefined CPU shape
     (<series>-<shape>-<vCPUs> at the series-shape's GB per vCPU); None when unknown."""

@@ -57,6 +57,10 @@ class SlicePoolInfo:
     # The topology level workloads on this pool ask Kueue for, when the pool's flavor uses
     # topology-aware scheduling (infra/tas.py); None otherwise.
     kueue_topology_level: str | None = None
+    # Local SSD ephemeral storage of one node in GiB (infra/catalog.py LOCAL_SSD_DISKS);
+    # 0 when the nodes' ephemeral storage is the boot disk. Optional when loading (older
+    # stacks of the same contract version do not export it: read as 0).
+    local_ssd_gib: int = 0
 
     @property
     def chips_per_slice(self) -> int:
@@ -175,6 +179,7 @@ def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "networking": p.networking,
         "additionalNetworks": [dict(n) for n in p.additional_networks],
         "kueueTopologyLevel": p.kueue_topology_level,
+        "localSsdGiB": p.local_ssd_gib,
     }
 
 
@@ -253,7 +258,10 @@ def load(data: Any) -> StackOutputs:
                                       for j, n in enumerate(nets)),
             kueue_topology_level=(_need(raw, "kueueTopologyLevel", str, q, nullable=True)
                                   if "kueueTopologyLevel" in raw else None),
+            local_ssd_gib=_need(raw, "localSsdGiB", int, q) if "localSsdGiB" in raw else 0,
         )
+        if info.local_ssd_gib < 0:
+            raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")
         if info.chips_per_slice != _need(raw, "chipsPerSlice", int, q):
             raise ContractError(f"{q}.chipsPerSlice: does not equal chipsPerVm x vmsPerSlice")
         pools.append(info)

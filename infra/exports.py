@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from infra import tas
+from infra.catalog import local_ssd_gib
 from infra.addons_config import PRIORITY_CLASSES
 from infra.config import SlicePool, StackConfig
 from infra import storage_spec
@@ -29,6 +30,7 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
         networking=a.networking, additional_networks=tuple(additional_networks or ()),
         kueue_topology_level=kueue_topology_level,
+        local_ssd_gib=local_ssd_gib(a.machine_type),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.catalog import Taint, needs_workload_policy
+from infra.catalog import Taint, local_ssd_disks, needs_workload_policy
 from infra.config import SlicePool, StackConfig, SystemPool
 
 OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -205,6 +205,17 @@ def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -
     interval = _gpu_reservation_maintenance(pool)
     if interval is not None:
         node_config["host_maintenance_policy"] = {"maintenance_interval": interval}
+    disks = local_ssd_disks(accel.machine_type)
+    if disks:
+        # The machine's Local SSDs back the node's ephemeral storage (emptyDirs, images,
+        # logs; the GCS FUSE file cache of submit/mounts.py lives there), as GKE's A3
+        # node pools are created (--ephemeral-storage-local-ssd=count=N). Stated with the
+        # machine's own count, never left unset: Compute Engine attaches the disks either
+        # way, GKE then reports a Local SSD setting of its own choosing, and a pool whose
+        # declared field differs from it is replaced on every update
+        # (hashicorp/terraform-provider-google#17068, "read only field for lssd machine
+        # types"; GoogleCloudPlatform/cluster-toolkit PR #2968 pins these counts for it).
+        node_config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": disks}
     if pool.secondary_boot_disk:
         # GKE's container image cache on a secondary boot disk (needs image streaming,
         # which every pool has through gcfs_config).

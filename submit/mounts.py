@@ -50,9 +50,36 @@ HOST_NETWORK_MIN_GKE_TEXT = "1.33.3-gke.1226000"
 #   other hosts write show up, and cache no "not found" answers
 #   (metadata-cache:negative-ttl-secs:0), so a checkpoint another host has just finished
 #   is visible to a restore at once.
-# The file cache (file-cache:max-size-mb) stays off: it lives in the sidecar's emptyDir on
-# the node's boot disk (the stack's node pools have no Local SSD ephemeral storage), where
-# it would compete with image pulls; TPU VMs have no Local SSD at all.
+# The file cache (Cloud Storage FUSE's read cache of whole objects on local disk;
+# GKE "Cloud Storage FUSE CSI driver volume attributes": fileCacheCapacity is translated
+# to file-cache:max-size-mb, and mount options are the recommended way to set it):
+# - on only for read-only mounts on pools whose nodes have Local SSD ephemeral storage
+#   (the contract's localSsdGiB; infra/catalog.py LOCAL_SSD_DISKS). The cache lives in
+#   the sidecar's gke-gcsfuse-cache volume (driver pkg/webhook/sidecar_spec.go: an
+#   emptyDir unless the pod declares a volume of that name; GKE "Configure the Cloud
+#   Storage FUSE CSI driver sidecar container": custom read cache volume), and emptyDirs
+#   live on the node's ephemeral storage, which is the Local SSD RAID on those pools.
+#   Datasets are read again every epoch, so later epochs read from Local SSD instead of
+#   Cloud Storage.
+# - off for read-write mounts (checkpoints): a checkpoint is written once and read back
+#   once at a restore, so a cache would only fill the disk, and a cached copy of an object
+#   another host rewrites is only checked against the metadata TTL.
+# - off where the ephemeral storage is the boot disk (TPU VMs, G2, A2, A4, A4X: see
+#   infra/catalog.py), where a cache would compete with image pulls and logs for a
+#   persistent disk that is slower than Cloud Storage reads at training rates.
+# Size rule: the pod declares gke-gcsfuse-cache as an emptyDir of half the node's Local
+# SSD (its sizeLimit; the other half stays for images, logs, other emptyDirs and the write
+# staging of read-write mounts); each read-only mount gets an equal share of 90% of it as
+# file-cache:max-size-mb, so Cloud Storage FUSE evicts before the kubelet would evict the
+# pod for passing the sizeLimit. Pods on GPU pools take all of a node's GPUs, so one pod
+# has the node's disk to itself.
+# cache-file-for-range-read: a first read at a non-zero offset (shuffled record readers,
+# random access into shards) also fills the cache with the whole object; without it such
+# readers never hit the cache (volume attribute fileCacheForRangeRead, same page).
+CACHE_VOLUME = "gke-gcsfuse-cache"
+CACHE_SHARE_OF_LOCAL_SSD = 0.5
+CACHE_HEADROOM = 0.9
+FILE_CACHE_OPTIONS = ("file-cache:cache-file-for-range-read:true",)
 READ_ONLY_OPTIONS = ("implicit-dirs", "metadata-cache:ttl-secs:-1",
                      "metadata-cache:stat-cache-max-size-mb:-1",
                      "metadata-cache:type-cache-max-size-mb:-1",
@@ -157,13 +184,28 @@ def parse(items: Sequence[str], storage: StorageInfo, namespace: str, *,
     return tuple(out)
 
 
-def _volume(mount: Mount, host_network: bool) -> dict[str, Any]:
+def cache_volume_mib(local_ssd_gib: int) -> int:
+    """The gke-gcsfuse-cache volume's size on a node with this much Local SSD (0: none)."""
+    return int(local_ssd_gib * 1024 * CACHE_SHARE_OF_LOCAL_SSD)
+
+
+def file_cache_mib(mounts: Sequence[Mount], local_ssd_gib: int) -> int:
+    """file-cache:max-size-mb of each cached mount (0: no file cache); see the size rule."""
+    cached = [m for m in mounts if m.kind == "gcs" and m.read_only]
+    if not cached or local_ssd_gib <= 0:
+        return 0
+    return int(cache_volume_mib(local_ssd_gib) * CACHE_HEADROOM) // len(cached)
+
+
+def _volume(mount: Mount, host_network: bool, cache_mib: int = 0) -> dict[str, Any]:
     if mount.kind != "gcs":
         claim: dict[str, Any] = {"claimName": mount.source}
         if mount.read_only:
             claim["readOnly"] = True
         return {"name": mount.volume_name, "persistentVolumeClaim": claim}
-    options = READ_ONLY_OPTIONS if mount.read_only else READ_WRITE_OPTIONS
+    options: tuple[str, ...] = READ_ONLY_OPTIONS if mount.read_only else READ_WRITE_OPTIONS
+    if mount.read_only and cache_mib > 0:
+        options += (f"file-cache:max-size-mb:{cache_mib}",) + FILE_CACHE_OPTIONS
     attrs = {"bucketName": mount.source, "mountOptions": ",".join(options)}
     if host_network:
         attrs["hostNetworkPodKSA"] = "true"
@@ -173,8 +215,9 @@ def _volume(mount: Mount, host_network: bool) -> dict[str, Any]:
 
 
 def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], mounts: Sequence[Mount],
-             service_account: str | None) -> None:
-    """Add the mounts and the job identity to a rendered pod template, in place."""
+             service_account: str | None, local_ssd_gib: int = 0) -> None:
+    """Add the mounts and the job identity to a rendered pod template, in place.
+    ``local_ssd_gib``: the pool's Local SSD ephemeral storage per node (file cache)."""
     if service_account:
         # The namespace's job account carries the stores' grants (Workload Identity
         # Federation). Its token needs no mounting (the render leaves it off unless
@@ -186,13 +229,19 @@ def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], mounts: Sequence[Mou
         return
     host_network = bool(pod.get("hostNetwork"))
     main = pod["containers"][0]
+    cache_mib = file_cache_mib(mounts, local_ssd_gib)
     for m in mounts:
-        pod["volumes"].append(_volume(m, host_network))
+        pod["volumes"].append(_volume(m, host_network, cache_mib))
         entry: dict[str, Any] = {"name": m.volume_name, "mountPath": m.path}
         if m.read_only:
             entry["readOnly"] = True
         main["volumeMounts"].append(entry)
         main["env"].append({"name": m.env_name, "value": m.path})
+    if cache_mib:
+        # Bounded, and on the node's ephemeral storage (the Local SSD): the sidecar mounts
+        # a pod volume of this name instead of injecting its own unbounded emptyDir.
+        pod["volumes"].append({"name": CACHE_VOLUME,
+                               "emptyDir": {"sizeLimit": f"{cache_volume_mib(local_ssd_gib)}Mi"}})
     if any(m.kind == "gcs" for m in mounts):
         annotations = pod_meta.setdefault("annotations", {})
         annotations[GCSFUSE_VOLUMES] = "true"

@@ -239,7 +239,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
     gpu_net.decorate(spec, pod, pod_meta)
     placement.decorate(spec, pod, pod_meta)
-    mounts.decorate(pod, pod_meta, spec.mounts, spec.service_account)
+    mounts.decorate(pod, pod_meta, spec.mounts, spec.service_account, spec.pool.local_ssd_gib)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}

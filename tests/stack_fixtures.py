@@ -59,6 +59,18 @@ STACKS: dict[str, dict[str, Any]] = {
         {"accelerator": "h200-141gb-8", "count": 4,
          "capacity": {"mode": "reservation", "reservation": "h200-reservation"}}],
         queues={"namespace": "gpu-jobs"}),
+    # A3 Ultra with a dataset bucket it reads and a checkpoint bucket it writes: nodes
+    # with Local SSD ephemeral storage, where read-only GCS mounts get the file cache.
+    "a3ultra-storage": _stack("us-central1", "us-central1-b", "a3ultra-data", [
+        {"accelerator": "h200-141gb-8", "count": 4,
+         "capacity": {"mode": "reservation", "reservation": "h200-reservation"}}],
+        queues={"namespace": "gpu-jobs"},
+        storage={"stores": [
+            {"name": "datasets", "kind": "gcs", "create": False, "bucket": "my-ml-datasets",
+             "access": {"gpu-jobs": "read-only"}},
+            {"name": "eval-sets", "kind": "gcs", "create": False, "bucket": "my-eval-sets",
+             "access": {"gpu-jobs": "read-only"}},
+            {"name": "checkpoints", "kind": "gcs", "access": {"gpu-jobs": "read-write"}}]}),
     # A4: two a4-highgpu-8g nodes on a reservation, GPUDirect-RDMA.
     "a4": _stack("us-central1", "us-central1-b", "a4", [
         {"accelerator": "b200-8", "count": 2,

@@ -460,3 +460,14 @@ def test_catalog_imports_no_pulumi() -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_local_ssd_facts() -> None:
+    # Only machines whose Local SSD disk count is sourced (infra/catalog.py LOCAL_SSD_DISKS)
+    assert {m: catalog.local_ssd_disks(m) for m in catalog.LOCAL_SSD_DISKS} == {
+        "a3-highgpu-8g": 16, "a3-megagpu-8g": 16, "a3-ultragpu-8g": 32}
+    assert catalog.local_ssd_gib("a3-ultragpu-8g") == 12_000
+    assert catalog.local_ssd_gib("a3-megagpu-8g") == 6_000
+    for accel in catalog.all_accelerators():
+        if accel.kind != "gpu" or accel.family not in ("a3-high", "a3-mega", "a3-ultra"):
+            assert catalog.local_ssd_disks(accel.machine_type) == 0, accel.name

@@ -72,6 +72,10 @@ def test_version_2_is_refused(exported: dict[str, Any]) -> None:
     (lambda d: d["slicePools"][0]["nodeSelector"].update(x=1),
      "outputs.slicePools[0].nodeSelector: not a mapping of strings"),
     (lambda d: d.pop("kubeconfig"), "outputs.kubeconfig: missing"),
+    (lambda d: d["slicePools"][0].update(localSsdGiB="6000"),
+     "outputs.slicePools[0].localSsdGiB: '6000' is not int"),
+    (lambda d: d["slicePools"][0].update(localSsdGiB=-1),
+     "outputs.slicePools[0].localSsdGiB: -1 is negative"),
 ])
 def test_bad_outputs_name_the_field(exported: dict[str, Any], mutate: Any, message: str) -> None:
     data = copy.deepcopy(exported["accelstack"])
@@ -84,3 +88,25 @@ def test_bad_outputs_name_the_field(exported: dict[str, Any], mutate: Any, messa
 def test_not_an_object() -> None:
     with pytest.raises(contract.ContractError):
         contract.load(["nope"])
+
+
+def test_local_ssd_is_optional_when_loading(exported: dict[str, Any]) -> None:
+    # A stack exported before the field existed (same contract version) reads as "no
+    # Local SSD", so its jobs get no file cache rather than a refusal.
+    data = copy.deepcopy(exported["accelstack"])
+    for pool in data["slicePools"]:
+        pool.pop("localSsdGiB")
+    assert all(p.local_ssd_gib == 0 for p in contract.load(data).slice_pools)
+    assert contract.load(data).contract_version == 3
+
+
+@pytest.mark.parametrize("stack_file,pool,gib", [
+    ("Pulumi.a3mega.yaml", "h100-mega-80gb-8", 16 * 375),
+    ("Pulumi.a4x.yaml", "gb200-4", 0),
+    ("Pulumi.v6e-training.yaml", "v6e-256", 0),
+])
+def test_local_ssd_is_exported_per_pool(stack_file: str, pool: str, gib: int) -> None:
+    [path] = [p for p in STACK_FILES if p.name == stack_file]
+    outputs = contract.load(harness.plain_outputs(harness.evaluate_file(path), reveal=True))
+    info = outputs.pool(pool)
+    assert info is not None and info.local_ssd_gib == gib

@@ -30,7 +30,7 @@ from submit.spec import build_spec
 from test_render_golden import CASES, load_case, pod_of
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gcsfuse-names.yaml"
-REFERENCE_SHA256 = "9a5aceadaee5118963217a4f11e3dbf078b245e63e33c2fc6a562753a77b82f6"
+REFERENCE_SHA256 = "b1af8122b0a4c1a4aeb41b6dfc6f7a20ed5fa33e646c4239eecc7cbfaad21256"
 MOUNT_CASES = [c for c in CASES if "mount" in load_case(c)[1]]
 NS = "pretraining"
 CREATE = ["create", "--workload", "w1", "--accelerator", "v6e-256", "--image", "python:3.12"]
@@ -46,7 +46,8 @@ def test_reference_names_are_the_recorded_ones() -> None:
 
 def test_there_are_mount_cases() -> None:
     assert {c.name for c in MOUNT_CASES} == {"gcs-read-only", "gcs-read-write", "filestore",
-                                            "v6e-multislice-mounts"}
+                                            "v6e-multislice-mounts", "gcs-local-ssd",
+                                            "gcs-local-ssd-two-datasets"}
 
 
 def _rendered(case: Path) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -107,14 +108,58 @@ def test_mounts_read_as_asked(case: Path) -> None:
             if host:
                 assert attrs["hostNetworkPodKSA"] == "true"
             options = attrs["mountOptions"].split(",")
-            assert options == list(mounts.READ_ONLY_OPTIONS if ro else
-                                   mounts.READ_WRITE_OPTIONS)
+            expected = list(mounts.READ_ONLY_OPTIONS if ro else mounts.READ_WRITE_OPTIONS)
+            cache = mounts.file_cache_mib(spec.mounts, spec.pool.local_ssd_gib)
+            if ro and cache:
+                expected += [f"file-cache:max-size-mb:{cache}",
+                             *mounts.FILE_CACHE_OPTIONS]
+            assert options == expected
         else:
             assert vol["persistentVolumeClaim"]["claimName"] == store.source
             assert vol["persistentVolumeClaim"].get("readOnly", False) is ro
     gcs = any(m.kind == "gcs" for m in spec.mounts)
     ann = pod["metadata"].get("annotations", {})
     assert ("gke-gcsfuse/volumes" in ann) == gcs
+
+
+@pytest.mark.parametrize("case", MOUNT_CASES, ids=[c.name for c in MOUNT_CASES])
+def test_file_cache_only_on_local_ssd(case: Path) -> None:
+    # The file cache is on exactly when the pool's nodes have Local SSD ephemeral storage
+    # and a GCS mount is read-only; then the pod bounds the sidecar's cache volume.
+    spec, _, pod = _rendered(case)
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    cached = [m for m in spec.mounts if m.kind == "gcs" and m.read_only]
+    on = bool(cached) and spec.pool.local_ssd_gib > 0
+    assert (mounts.CACHE_VOLUME in volumes) == on
+    assert (mounts.CACHE_VOLUME in names()["volumes"])
+    sizes = []
+    for m in spec.mounts:
+        if m.kind != "gcs":
+            continue
+        options = volumes[m.volume_name]["csi"]["volumeAttributes"]["mountOptions"]
+        found = re.findall(r"file-cache:max-size-mb:(\d+)", options)
+        assert bool(found) == (on and m.read_only), m.store
+        sizes += [int(x) for x in found]
+    if on:
+        limit = volumes[mounts.CACHE_VOLUME]["emptyDir"]["sizeLimit"]
+        assert limit.endswith("Mi") and "medium" not in volumes[mounts.CACHE_VOLUME]["emptyDir"]
+        volume_mib = int(limit[:-2])
+        # half the node's Local SSD; the mounts' caches fit in it with room to spare
+        assert volume_mib == spec.pool.local_ssd_gib * 1024 // 2
+        assert len(sizes) == len(cached) and len(set(sizes)) == 1
+        assert sum(sizes) <= volume_mib * 0.9
+
+
+def test_file_cache_size_rule() -> None:
+    ro = mounts.Mount("d", "gcs", "b", "/mnt/d", True)
+    rw = mounts.Mount("c", "gcs", "c", "/mnt/c", False)
+    claim = mounts.Mount("f", "filestore", "f", "/mnt/f", True)
+    assert mounts.cache_volume_mib(6000) == 3_072_000  # A3 Mega: 16 x 375 GiB
+    assert mounts.file_cache_mib([ro], 6000) == 2_764_800
+    assert mounts.file_cache_mib([ro, rw, claim], 12_000) == 5_529_600  # only ro GCS
+    assert mounts.file_cache_mib([ro, ro], 12_000) == 2_764_800
+    assert mounts.file_cache_mib([ro], 0) == 0  # boot disk only: no cache
+    assert mounts.file_cache_mib([rw, claim], 12_000) == 0
 
 
 def test_env_names() -> None:

@@ -291,6 +291,38 @@ def test_a3_mega_networks() -> None:
     assert len([r for r in ev.of_type(FIREWALL) if "tcpxo" in r.name]) == 8
 
 
+@pytest.mark.parametrize("accelerator,disks", [
+    ("h100-80gb-8", 16), ("h100-mega-80gb-8", 16), ("h200-141gb-8", 32),
+])
+def test_local_ssd_backs_ephemeral_storage(accelerator: str, disks: int) -> None:
+    # A3 machines come with Local SSD; the pool gives all of it to ephemeral storage, with
+    # the machine's own count (GKE's A3 pages: --ephemeral-storage-local-ssd=count=N).
+    ev = _ev(slices=[{"accelerator": accelerator, "count": 2,
+                      "capacity": {"mode": "reservation", "reservation": "r"}}])
+    np = _pools(ev)[accelerator]
+    assert np["nodeConfig"]["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": disks}
+    [pool] = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools
+    assert pool.local_ssd_gib == disks * 375
+
+
+@pytest.mark.parametrize("accelerator", [
+    "b200-8", "gb200-4", "gb200-4-nolssd", "l4-8", "a100-40gb-8", "v6e-8", "v5p-8",
+    "n2-standard-32-1",
+])
+def test_no_local_ssd_setting_elsewhere(accelerator: str) -> None:
+    # TPU VMs, G2/A2 (optional Local SSD the stack does not buy), the -nolssd A4X, and A4 /
+    # A4X whose disk count no source gives: GKE's default, and no file cache for jobs.
+    zone = {"gb200-4": "us-central1-a", "gb200-4-nolssd": "us-central1-a"}
+    capacity: Any = ({"mode": "reservation", "reservation": "r"}
+                     if accelerator.startswith(("b200", "gb200")) else "on-demand")
+    ev = _ev(zones=[zone.get(accelerator, "us-central1-a")],
+             slices=[{"accelerator": accelerator, "count": 1, "capacity": capacity}])
+    for name, np in _pools(ev).items():
+        assert "ephemeralStorageLocalSsdConfig" not in np["nodeConfig"], name
+    assert all(p.local_ssd_gib == 0
+               for p in contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools)
+
+
 def test_rdma_networks_for_b200() -> None:
     ev = _ev(region="us-south1", zones=["us-south1-b"],
              slices=[{"accelerator": "b200-8", "count": 4,
