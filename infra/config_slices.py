@@ -46,6 +46,14 @@ MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)  # TPUs
 # begin); TPUs need the later version above.
 MIN_VERSION_FLEX_START_GPU = (1, 32, 2, 1652000)
 MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
+# TPU versions GKE supports for flex-start. GKE's "About flex-start provisioning mode" page
+# (Requirements) lists Trillium (v6e), v5e and v5p, each with the zones it is offered in,
+# and states "TPU v3 and v4 are not supported"; it names no TPU7x or TPU7, so they are
+# refused until GKE documents them. The zones are not checked: the page lists where
+# flex-start capacity is offered today (a list that changes), the same kind of fact as
+# where a TPU version is available at all, which the stack does not check either.
+FLEX_START_TPU = ("v5e", "v5p", "v6e")
+FLEX_START_PAGE = "https://cloud.google.com/kubernetes-engine/docs/concepts/dws"
 
 _DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
@@ -318,11 +326,11 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     if catalog.needs_workload_policy(accel) and mode == "queued":
         gen = "TPU7x" if accel.family == "tpu7x" else "TPU7"
         r.fail(f"{path}.capacity.mode", "queued provisioning does not support multi-host "
-               f"{gen} slices, which need a workload policy; use flex-start, spot, "
-               "reservation or on-demand")
-    if mode == "flex-start" and accel.family == "v4":
-        r.fail(f"{path}.capacity.mode", "flex-start does not support TPU v4 (GKE: flex-start "
-               "supports TPU v5e and later)")
+               f"{gen} slices, which need a workload policy; use spot, reservation or "
+               "on-demand")
+    if mode == "flex-start" and accel.kind == "tpu" and accel.family not in FLEX_START_TPU:
+        r.fail(f"{path}.capacity.mode", f"flex-start does not support {accel.name} (GKE "
+               f"supports flex-start on TPU {one_of(FLEX_START_TPU)} only: {FLEX_START_PAGE})")
     if min_count is not None:
         if multi:
             r.fail(f"{path}.minCount", f"multi-host TPU slices ({accel.name}) are created "
