@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from infra import catalog, config_gpu
+from infra import catalog, config_gpu, dranet_spec
 from infra.catalog import Accelerator
 from infra.config_fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
                                  check_gke_name, check_max_pods, parse_labels)
@@ -27,7 +27,7 @@ DISK_TYPES = ("pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced")
 MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
               "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
-              "maxPodsPerNode")
+              "maxPodsPerNode", "dranet")
 
 # Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
 # system pods; xpk creates TPU node pools with --max-pods-per-node 15
@@ -95,6 +95,7 @@ class SlicePool:
     labels: Mapping[str, str] = field(default_factory=dict)
     secondary_boot_disk: str | None = None  # disk image with pre-loaded container images
     max_pods_per_node: int | None = None  # None: GKE's default (110)
+    dranet: bool = False  # GKE managed DRANET (infra/dranet_spec.py)
 
     @property
     def chips(self) -> int:
@@ -356,14 +357,36 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
                 v[:2] < MIN_VERSION_TPU7X[:2] or full and v < MIN_VERSION_TPU7X):
             r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
                    f"later; gkeVersion is {version}")
+    dranet = _dranet(r, raw, path, accel, version)
     if len(r.problems) > before:
         return None
     return SlicePool(
         name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
         placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
         gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
-        max_pods_per_node=max_pods,
+        max_pods_per_node=max_pods, dranet=dranet,
     )
+
+
+def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
+            version: str | None) -> bool:
+    """GKE managed DRANET: off unless asked for (GKE turns it on per node pool by label)."""
+    on = r.get(raw, "dranet", path, bool, default=False)
+    if not on:
+        return False
+    if accel.kind != "tpu" or accel.family not in dranet_spec.FAMILIES:
+        r.fail(f"{path}.dranet", f"GKE managed DRANET is offered for TPU "
+               f"{one_of(dranet_spec.FAMILIES)} pools only, not {accel.name}")
+        return False
+    least = dranet_spec.MIN_VERSION
+    if version is not None:
+        v = _version_tuple(version)
+        if v[:2] < least[:2] or len(version.split(".")) > 2 and v < least:
+            r.fail(f"{path}.dranet", "GKE managed DRANET needs GKE {}.{}.{}-gke.{} or later "
+                   "(GKE installs the netdev.google.com DeviceClass from there: {}); "
+                   "gkeVersion is {}".format(*least, dranet_spec.PAGE, version))
+            return False
+    return True
 
 
 def _default_placement(accel: Accelerator, mode: str) -> str:

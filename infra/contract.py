@@ -17,6 +17,9 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 # 3: cluster.dnsEndpoint (the control plane's DNS name, or null when the stack has it off)
 #    and imageRepository (the stack's workload image repository, or null)
 OUTPUT_NAME = "accelstack"
+# On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
+# which the stack creates in every workload namespace (infra/dranet_spec.py).
+DRANET_CLAIM_TEMPLATE = "accelstack-netdev"
 
 
 class ContractError(ValueError):
@@ -56,6 +59,9 @@ class SlicePoolInfo:
     # The topology level workloads on this pool ask Kueue for, when the pool's flavor uses
     # topology-aware scheduling (infra/tas.py); None otherwise.
     kueue_topology_level: str | None = None
+    # GKE managed DRANET on the pool's nodes: pods claim the extra NICs (infra/dranet_spec.py).
+    # Optional in loaded outputs (absent means off), so older outputs still load.
+    dranet: bool = False
 
     @property
     def chips_per_slice(self) -> int:
@@ -145,6 +151,7 @@ def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "networking": p.networking,
         "additionalNetworks": [dict(n) for n in p.additional_networks],
         "kueueTopologyLevel": p.kueue_topology_level,
+        "dranet": p.dranet,
     }
 
 
@@ -223,6 +230,7 @@ def load(data: Any) -> StackOutputs:
                                       for j, n in enumerate(nets)),
             kueue_topology_level=(_need(raw, "kueueTopologyLevel", str, q, nullable=True)
                                   if "kueueTopologyLevel" in raw else None),
+            dranet=_need(raw, "dranet", bool, q) if "dranet" in raw else False,
         )
         if info.chips_per_slice != _need(raw, "chipsPerSlice", int, q):
             raise ContractError(f"{q}.chipsPerSlice: does not equal chipsPerVm x vmsPerSlice")

@@ -26,7 +26,7 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         zones=pool.zones, node_selector=node_selector(pool),
         tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
         networking=a.networking, additional_networks=tuple(additional_networks or ()),
-        kueue_topology_level=kueue_topology_level,
+        kueue_topology_level=kueue_topology_level, dranet=pool.dranet,
     )
 
 
