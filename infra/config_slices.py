@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from infra import catalog, config_gpu, dranet_spec
+from infra import catalog, config_gpu
 from infra.catalog import Accelerator
 from infra.config_fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
                                  check_gke_name, check_max_pods, parse_labels)
@@ -54,6 +54,13 @@ MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
 # where a TPU version is available at all, which the stack does not check either.
 FLEX_START_TPU = ("v5e", "v5p", "v6e")
 FLEX_START_PAGE = "https://cloud.google.com/kubernetes-engine/docs/concepts/dws"
+# GKE managed DRANET (infra/dranet_spec.py has the sources): offered on v6e (what xpk turns
+# it on for; no GKE page lists the TPU machine types), and from the GKE version that
+# installs the networking DeviceClasses the pods' claims name.
+DRANET_FAMILIES = ("v6e",)
+MIN_VERSION_DRANET = (1, 34, 1, 1829001)
+DRANET_PAGE = ("https://cloud.google.com/kubernetes-engine/docs/how-to/"
+               "allocate-network-resources-dra")
 
 _DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
@@ -374,17 +381,17 @@ def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
     on = r.get(raw, "dranet", path, bool, default=False)
     if not on:
         return False
-    if accel.kind != "tpu" or accel.family not in dranet_spec.FAMILIES:
+    if accel.kind != "tpu" or accel.family not in DRANET_FAMILIES:
         r.fail(f"{path}.dranet", f"GKE managed DRANET is offered for TPU "
-               f"{one_of(dranet_spec.FAMILIES)} pools only, not {accel.name}")
+               f"{one_of(DRANET_FAMILIES)} pools only, not {accel.name}")
         return False
-    least = dranet_spec.MIN_VERSION
+    least = MIN_VERSION_DRANET
     if version is not None:
         v = _version_tuple(version)
         if v[:2] < least[:2] or len(version.split(".")) > 2 and v < least:
             r.fail(f"{path}.dranet", "GKE managed DRANET needs GKE {}.{}.{}-gke.{} or later "
                    "(GKE installs the netdev.google.com DeviceClass from there: {}); "
-                   "gkeVersion is {}".format(*least, dranet_spec.PAGE, version))
+                   "gkeVersion is {}".format(*least, DRANET_PAGE, version))
             return False
     return True
 

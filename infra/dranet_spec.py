@@ -13,7 +13,8 @@ https://cloud.google.com/kubernetes-engine/docs/how-to/allocate-network-resource
   resources for networking": ``mrdma.google.com`` (RDMA devices) and ``netdev.google.com``
   (other network devices), the one the page checks for on TPU pools.
 xpk gives v6e pools the same profile and label; no GKE page lists which TPU machine types
-have NICs for DRANET, so the stack offers it on v6e only (what xpk does).
+have NICs for DRANET, so the config (infra/config_slices.py) offers it on v6e only, and only
+from GKE 1.34.1-gke.1829001 when a version is pinned.
 """
 
 from __future__ import annotations
@@ -25,11 +26,7 @@ from infra.contract import DRANET_CLAIM_TEMPLATE
 NODE_LABEL = "cloud.google.com/gke-networking-dra-driver"
 NETWORK_PROFILE = "auto"
 DEVICE_CLASS = "netdev.google.com"
-# Below this GKE does not install the networking DeviceClasses the pods' claims name.
-MIN_VERSION = (1, 34, 1, 1829001)
-FAMILIES = ("v6e",)
 CLAIM_NAME = "netdev"
-PAGE = "https://cloud.google.com/kubernetes-engine/docs/how-to/allocate-network-resources-dra"
 
 
 def needed(dranet_pools: Iterable[bool]) -> bool:
