@@ -146,6 +146,13 @@ CASES: list[tuple[str, str | bytes, int | None, list[str]]] = [
     ("flex-start-v4", stack("      capacity: flex-start", sub={7: "    - accelerator: v4-8"}), 9,
      ["slices[0].capacity.mode: flex-start does not support v4-8",
       "TPU v5e, v5p, v6e only: https://cloud.google.com/kubernetes-engine/docs/concepts/dws"]),
+    ("dranet-on-v5e", stack("      dranet: true"), 9,
+     ["slices[0].dranet: GKE managed DRANET is offered for TPU v6e pools only, not "
+      "v5litepod-16"]),
+    ("dranet-old-gke", stack("      dranet: true", "  accelstack:gkeVersion: 1.33.5-gke.1",
+                             sub={7: "    - accelerator: v6e-16"}), 9,
+     ["slices[0].dranet: GKE managed DRANET needs GKE 1.34.1-gke.1829001 or later",
+      "gkeVersion is 1.33.5-gke.1"]),
     ("spot-with-reservation", stack("      capacity: {mode: spot, reservation: r1}"), 9,
      ["slices[0].capacity.reservation: spot pools do not consume reservations"]),
     ("compact-two-zones", stack("      zones: [us-central1-a, us-central1-b]",
