@@ -37,7 +37,10 @@ def claim_templates(dranet_pools: Iterable[bool], namespaces: Sequence[str]
                     ) -> list[dict[str, Any]]:
     """One ResourceClaimTemplate per workload namespace (each pod gets its own claim from
     it). It asks for every netdev.google.com device of the node: the page documents the
-    DeviceClass, not a NIC count per machine type, and a TPU host runs one workload pod."""
+    DeviceClass, not a NIC count per machine type, and a TPU host runs one workload pod
+    (the submitter renders one pod per VM). Kubernetes' ExactDeviceRequest: with ``All``
+    "at least one device must exist on the node for the allocation to succeed", so such a
+    pod never starts on a node without the driver's NICs."""
     if not needed(dranet_pools):
         return []
     return [{
