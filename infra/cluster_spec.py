@@ -15,6 +15,7 @@ import yaml
 
 from infra.addons_spec import (JOBSET_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT,
                                KUEUE_WEBHOOK_PORT)
+from infra import storage_spec
 from infra.config import StackConfig
 
 # GKE's least-privilege node role, plus pulling images from Artifact Registry, plus the
@@ -101,6 +102,8 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
             "gce_persistent_disk_csi_driver_config": {"enabled": True},
             "http_load_balancing": {"disabled": False},
             "horizontal_pod_autoscaling": {"disabled": False},
+            # Filestore, Parallelstore and Lustre CSI drivers, for the stores declared.
+            **storage_spec.csi_addons(cfg),
         },
         "logging_config": {"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         "monitoring_config": {

@@ -12,6 +12,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config_slices                               slice pools and their capacity rules
     infra.addons_config                               add-on versions, queues, image cache
     infra.registry_spec                               the workload image repository
+    infra.config_storage                              stores, job identities and their grants
     infra.config (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config import SlicePool``
@@ -31,6 +32,7 @@ from infra.config_cluster import (NAP_KEYS, POLICY_RULES, RELEASE_CHANNELS, SYST
 from infra.config_fields import DEFAULT_PODS_PER_NODE, MAX_NODES_PER_CLUSTER
 from infra.config_network import (NETWORK_KEYS, Network, address_problems, gpu_cidr_problem,
                                   subnets_needed)
+from infra.config_storage import Storage, Store, parse_storage
 from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
@@ -46,7 +48,7 @@ __all__ = [
     "POLICY_RULES", "RELEASE_CHANNELS", "SLICE_KEYS", "SYSTEM_POOL_KEYS", "TOP_LEVEL_KEYS",
     "Addons", "AuthorizedNetwork", "AutoProvisioning", "CachedImage", "Capacity",
     "ConfigError", "MaintenanceWindow", "Network", "Policy", "Queues", "SlicePool",
-    "StackConfig", "SystemPool", "parse",
+    "StackConfig", "Storage", "Store", "SystemPool", "parse",
 ]
 
 
@@ -75,6 +77,7 @@ class StackConfig:
     dns_endpoint: bool = False
     secret_keys: frozenset[str] = frozenset()  # top-level keys given as Pulumi secrets
     registry: RegistryConfig | None = None  # the workload image repository
+    storage: Storage = Storage()
 
     @property
     def location(self) -> str:
@@ -90,7 +93,7 @@ TOP_LEVEL_KEYS = (
     "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
-    "addons", "queues", "imageCache", "policy", "dnsEndpoint", "registry",
+    "addons", "queues", "imageCache", "policy", "dnsEndpoint", "registry", "storage",
 )
 
 
@@ -117,6 +120,15 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
     registry = parse_registry(r, top.get("registry"), project=cluster.project,
                               region=cluster.region, cluster_name=cluster.cluster_name)
     check_cached_images(r, registry, top.get("imageCache"))
+    storage = parse_storage(r, top.get("storage"), queues, project=cluster.project,
+                            cluster=cluster.cluster_name, region=cluster.region,
+                            zones=tuple(cluster.zones), gke_version=cluster.gke_version,
+                            taken={f"network.{k}": v for k, v in (
+                                ("nodesCidr", cluster.network.nodes_cidr),
+                                ("podsCidr", cluster.network.pods_cidr),
+                                ("servicesCidr", cluster.network.services_cidr),
+                                ("masterCidr", cluster.network.master_cidr),
+                                ("gpuNetworksCidr", cluster.network.gpu_cidr))})
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")
@@ -146,7 +158,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
         image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
         secret_keys=frozenset(secret_keys),
-        registry=registry,
+        registry=registry, storage=storage,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached images
 # 3: cluster.dnsEndpoint (the control plane's DNS name, or null when the stack has it off)
 #    and imageRepository (the stack's workload image repository, or null)
+#    and storage (stores, access per namespace, the job service account per namespace)
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/dranet_spec.py).
@@ -76,6 +77,33 @@ class LocalQueueInfo:
 
 
 @dataclass(frozen=True)
+class StoreInfo:
+    """A store jobs may mount: ``source`` is the bucket (gcs) or the claim's name in each
+    namespace with access (filestore, parallelstore, lustre)."""
+
+    name: str
+    kind: str
+    source: str
+    access: Mapping[str, str]  # namespace -> read-only | read-write
+
+
+@dataclass(frozen=True)
+class StorageInfo:
+    stores: tuple[StoreInfo, ...] = ()
+    service_accounts: Mapping[str, str] = field(default_factory=dict)  # namespace -> KSA
+    gke_version: str | None = None  # the version the stack pins, if it pins one
+
+    def store(self, name: str) -> StoreInfo | None:
+        return next((s for s in self.stores if s.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stores": [{"name": s.name, "kind": s.kind, "source": s.source,
+                            "access": dict(s.access)} for s in self.stores],
+                "serviceAccounts": dict(self.service_accounts),
+                "gkeVersion": self.gke_version}
+
+
+@dataclass(frozen=True)
 class StackOutputs:
     stack: str
     cluster: ClusterInfo
@@ -89,6 +117,7 @@ class StackOutputs:
     cached_images: tuple[str, ...] = ()
     auto_provisioning: Mapping[str, int] = field(default_factory=dict)
     image_repository: str | None = None  # <location>-docker.pkg.dev/<project>/<repository>
+    storage: StorageInfo = StorageInfo()
     contract_version: int = CONTRACT_VERSION
 
     def local_queue(self, namespace: str) -> LocalQueueInfo | None:
@@ -127,6 +156,7 @@ class StackOutputs:
             "kueueVersion": self.kueue_version,
             "cachedImages": list(self.cached_images),
             "imageRepository": self.image_repository,
+            "storage": self.storage.to_dict(),
         }
 
 
@@ -258,7 +288,42 @@ def load(data: Any) -> StackOutputs:
         kueue_version=_need(data, "kueueVersion", str, p),
         cached_images=tuple(_str_list(_need(data, "cachedImages", list, p), f"{p}.cachedImages")),
         image_repository=_need(data, "imageRepository", str, p, nullable=True),
+        storage=_storage(data.get("storage"), f"{p}.storage"),
         contract_version=version,
+    )
+
+
+STORE_KINDS = ("gcs", "filestore", "parallelstore", "lustre")
+ACCESS_LEVELS = ("read-only", "read-write")
+
+
+def _storage(data: Any, path: str) -> StorageInfo:
+    # Absent on a version-3 contract written without storage (a stack of another branch
+    # of version 3): no stores, and pods keep the namespace's default account.
+    if data is None:
+        return StorageInfo()
+    if not isinstance(data, Mapping):
+        raise ContractError(f"{path}: not an object")
+    stores = []
+    for i, raw in enumerate(_need(data, "stores", list, path)):
+        q = f"{path}.stores[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"{q}: not an object")
+        kind = _need(raw, "kind", str, q)
+        if kind not in STORE_KINDS:
+            raise ContractError(f"{q}.kind: {kind!r} is not one of {', '.join(STORE_KINDS)}")
+        access = _str_map(_need(raw, "access", Mapping, q), f"{q}.access")
+        for ns, level in access.items():
+            if level not in ACCESS_LEVELS:
+                raise ContractError(f"{q}.access.{ns}: {level!r} is not one of "
+                                    f"{', '.join(ACCESS_LEVELS)}")
+        stores.append(StoreInfo(_need(raw, "name", str, q), kind, _need(raw, "source", str, q),
+                                access))
+    return StorageInfo(
+        stores=tuple(stores),
+        service_accounts=_str_map(_need(data, "serviceAccounts", Mapping, path),
+                                  f"{path}.serviceAccounts"),
+        gke_version=_need(data, "gkeVersion", str, path, nullable=True),
     )
 
 

@@ -11,7 +11,9 @@ from typing import Mapping
 from infra import tas
 from infra.addons_config import PRIORITY_CLASSES
 from infra.config import SlicePool, StackConfig
-from infra.contract import ClusterInfo, LocalQueueInfo, SlicePoolInfo, StackOutputs
+from infra import storage_spec
+from infra.contract import (ClusterInfo, LocalQueueInfo, SlicePoolInfo, StackOutputs,
+                            StorageInfo, StoreInfo)
 from infra.nodepool_spec import node_selector, tolerations
 
 
@@ -27,6 +29,16 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
         networking=a.networking, additional_networks=tuple(additional_networks or ()),
         kueue_topology_level=kueue_topology_level, dranet=pool.dranet,
+    )
+
+
+def storage_info(cfg: StackConfig) -> StorageInfo:
+    return StorageInfo(
+        stores=tuple(StoreInfo(s.name, s.kind, storage_spec.mount_source(s), dict(s.access))
+                     for s in cfg.storage.stores),
+        service_accounts={ns: cfg.storage.service_account
+                          for ns in storage_spec.namespaces(cfg)},
+        gke_version=cfg.gke_version,
     )
 
 
@@ -54,4 +66,5 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         kueue_version=cfg.addons.kueue_version,
         cached_images=tuple(i.image for i in cfg.image_cache),
         image_repository=cfg.registry.url if cfg.registry else None,
+        storage=storage_info(cfg),
     )

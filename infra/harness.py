@@ -25,6 +25,7 @@ SECRET_SIG = "4dabf18193072939515e22adb298388d"
 MASK = "[secret]"
 PREVIEW_ENDPOINT = "203.0.113.10"  # TEST-NET-3: a documentation address, never routed
 PREVIEW_DNS_SUFFIX = "dns-endpoint.example"
+PREVIEW_PROJECT_NUMBER = "123456789012"  # stands in for the project's number
 PREVIEW_CA = base64.b64encode(b"accelstack offline preview: no certificate").decode()
 
 
@@ -119,10 +120,23 @@ class _Mocks(pulumi.runtime.Mocks):
             rid = f"projects/{project}/global/networks/{name}"
         elif args.typ == "gcp:compute/subnetwork:Subnetwork":
             rid = f"projects/{project}/regions/{state.get('region')}/subnetworks/{name}"
+        elif args.typ == "gcp:compute/globalAddress:GlobalAddress":
+            state.setdefault("address", "10.200.0.0")  # the range Google would allocate
+        elif args.typ == "gcp:filestore/instance:Instance":
+            for net in state.get("networks") or []:
+                net["ipAddresses"] = ["10.200.0.2"]
+        elif args.typ == "gcp:parallelstore/instance:Instance":
+            state["accessPoints"] = ["10.200.0.3", "10.200.0.4", "10.200.0.5"]
+        elif args.typ == "gcp:lustre/instance:Instance":
+            state["mountPoint"] = f"10.200.0.6@tcp:/{state.get('filesystem')}"
         state["id"] = rid
         return rid, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
+        if args.token == "gcp:organizations/getProject:getProject":
+            project = args.args.get("projectId", "preview-project")
+            return {"projectId": project, "number": PREVIEW_PROJECT_NUMBER,
+                    "name": project}, []
         return {}, []
 
 

@@ -39,7 +39,8 @@ BUCKET_ACLS = ("gcp:storage/bucketACL:BucketACL",
                "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl",
                "gcp:storage/objectAccessControl:ObjectAccessControl")
 # The IAM principals and ACL entities meaning "anyone" (Cloud Storage docs, "Making data
-# public": allUsers, allAuthenticatedUsers) and the predefined ACLs that grant them.
+# public", https://cloud.google.com/storage/docs/access-control/making-data-public:
+# allUsers, allAuthenticatedUsers) and the predefined ACLs that grant them.
 PUBLIC_PRINCIPALS = ("allUsers", "allAuthenticatedUsers")
 PUBLIC_ACLS = ("publicRead", "publicReadWrite", "authenticatedRead")
 
@@ -268,10 +269,23 @@ def _public_buckets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
         public = [g for g in _grants(item)
                   if g in PUBLIC_ACLS or any(p in g for p in PUBLIC_PRINCIPALS)]
         if public:
-            yield Finding("public-bucket", _where(item),
-                          f"a bucket or its objects can be public ({', '.join(public)})",
+            what = (f"grants {item.inputs.get('role')} on bucket {item.inputs.get('bucket')} "
+                    f"to {', '.join(public)}" if item.type in BUCKET_IAM else
+                    f"a bucket or its objects can be public ({', '.join(public)})")
+            yield Finding("public-bucket", _where(item), what,
                           "grant named principals only, and set publicAccessPrevention: "
                           "enforced on the bucket")
+    yield from _bucket_prevention(cfg, items)
+
+
+def _bucket_prevention(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    # Part of public-bucket: a bucket the stack creates enforces public access prevention,
+    # so no later grant or ACL can make it public.
+    for bucket in _of(items, BUCKET):
+        if bucket.inputs.get("publicAccessPrevention") != "enforced":
+            yield Finding("public-bucket", _where(bucket),
+                          "public access prevention is not enforced",
+                          "set publicAccessPrevention: enforced")
 
 
 RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {

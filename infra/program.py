@@ -6,7 +6,6 @@ preview call under the SDK's mock engine, so both exercise the same code.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping
 
@@ -15,12 +14,14 @@ import yaml
 
 from infra import config as config_mod
 from infra import contract, exports
+from infra.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.node_pools import SliceNodePools, SystemNodePool
 from infra.components.services import ProjectServices
 from infra.components.registry import WorkloadRegistry
+from infra.components.storage import StorageObjects, WorkloadStorage
 from infra.config import StackConfig
 from infra.errors import ConfigError
 from infra.network_spec import group_for, gpu_network_groups
@@ -52,7 +53,7 @@ def raw_config() -> tuple[dict[str, Any], set[str]]:
         ns, _, name = key.partition(":")
         if ns != NAMESPACE or not name:
             continue
-        out[name] = _decode(value)
+        out[name] = decode_config_value(value)
         if key in secret or rc.is_config_secret(key):
             secret_keys.add(name)
             out[name] = hide(out[name])
@@ -73,15 +74,6 @@ def stack_file_locator(stack: str, root: str | Path | None = None
         return load_stack_file(relative, text=text).locate
     except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError, StackFileError):
         return None
-
-
-def _decode(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
 
 
 def load_config(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
@@ -127,8 +119,17 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
 
     # The add-ons reach the cluster only once its node pools exist: the controllers run
     # on the system pool.
-    ClusterAddons("addons", cfg, kubeconfig=gke.kubeconfig,
-                  opts=pulumi.ResourceOptions(depends_on=[system]))
+    addons = ClusterAddons("addons", cfg, kubeconfig=gke.kubeconfig,
+                           opts=pulumi.ResourceOptions(depends_on=[system]))
+
+    # The stores, and the service accounts and claims jobs use them through (every
+    # workload namespace has the job service account, stores or not).
+    endpoints = {}
+    if cfg.storage.stores:
+        endpoints = WorkloadStorage("storage", cfg, opts=pulumi.ResourceOptions(
+            depends_on=[apis, net])).endpoints
+    StorageObjects("storage", cfg, provider=addons.provider, endpoints=endpoints,
+                   opts=pulumi.ResourceOptions(depends_on=list(addons.namespaces.values())))
 
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra import storage_spec
 from infra.config import StackConfig
 
 # container: the GKE cluster and node pools; compute: VPCs, subnets, firewall rules,
@@ -23,7 +24,8 @@ BASE_SERVICES = ("compute.googleapis.com", "container.googleapis.com", "iam.goog
 
 def services(cfg: StackConfig) -> list[str]:
     """The APIs the stack's features use, in a stable order."""
-    return list(BASE_SERVICES)
+    return list(BASE_SERVICES) + [s for s in storage_spec.services(cfg)
+                                  if s not in BASE_SERVICES]
 
 
 def service_args(cfg: StackConfig, service: str) -> dict[str, Any]:

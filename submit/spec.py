@@ -16,6 +16,7 @@ from infra import catalog, pod_resources
 from infra.contract import SlicePoolInfo, StackOutputs
 from infra.images import image_problem
 from submit import envfile
+from submit import mounts as mounts_mod
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
@@ -93,6 +94,8 @@ class WorkloadSpec:
     mount_service_account_token: bool = False
     # Capabilities the main container gets back after dropping all (--add-capability).
     capabilities: tuple[str, ...] = ()
+    mounts: tuple[mounts_mod.Mount, ...] = ()  # --mount, checked (submit/mounts.py)
+    service_account: str | None = None  # the namespace's job account, from the contract
 
     @property
     def replicated_job(self) -> str:
@@ -394,6 +397,7 @@ def build_spec(
     config_file: str | None = None, shm_size: str | None = None,
     cpu: str | None = None, memory: str | None = None,
     mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
+    mount: Sequence[str] = (),
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -475,6 +479,14 @@ def build_spec(
 
     cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
 
+    try:
+        checked = mounts_mod.parse(
+            mount, outputs.storage, ns, reserved=("/dev/shm", CONFIG_MOUNT),
+            host_network=mounts_mod.uses_host_network(chosen.kind, chosen.vms_per_slice,
+                                                      replicas))
+    except mounts_mod.MountError as e:
+        raise SpecError("--mount", str(e)) from None
+
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
         parallelism=parallelism, image=image, command=command, env=tuple(seen.values()),
@@ -483,4 +495,5 @@ def build_spec(
         termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
         config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
         mount_service_account_token=mount_service_account_token, capabilities=capabilities,
+        mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from submit import mounts
+
 LIST_COLUMNS = (("NAME", "name"), ("ACCELERATOR", "accelerator"), ("SLICES", "slices"),
                 ("ADMISSION", "admission"), ("STATE", "state"), ("RESTARTS", "restarts"),
                 ("AGE", "age"))
@@ -120,6 +122,7 @@ def describe(js: dict[str, Any], wl: dict[str, Any] | None, pods: list[dict[str,
         f"State:        {jobset_state(js)} (restarts {(js.get('status') or {}).get('restarts', 0)})",
         f"Admission:    {admission(wl)}",
     ]
+    lines += mounts.describe_lines(js)
     if wl is not None:
         lines.append("Kueue conditions:")
         for c in (wl.get("status") or {}).get("conditions") or []:

@@ -248,6 +248,9 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
 @click.option("--cpu", metavar="QUANTITY", help="CPU each pod requests (counted by Kueue).")
 @click.option("--memory", metavar="QUANTITY",
               help="Memory each pod requests and may use (counted by Kueue).")
+@click.option("--mount", "mount", multiple=True, metavar="STORE[:PATH][:ro]",
+              help="Mount a store of the stack (default path /mnt/STORE, read-write unless "
+                   ":ro); its path is in $ACCELSTACK_MOUNT_<STORE>. Repeatable.")
 @click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
 @click.option("--queue", help="LocalQueue (default: the namespace's queue).")
 @click.option("--dry-run", is_flag=True, help="Print the objects; apply nothing.")
@@ -266,7 +269,8 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            ttl: str | None, termination_grace_period: int | None,
            mount_service_account_token: bool, add_capability: tuple[str, ...],
            config_file: str | None,
-           shm_size: str | None, cpu: str | None, memory: str | None, namespace: str | None,
+           shm_size: str | None, cpu: str | None, memory: str | None,
+           mount: tuple[str, ...], namespace: str | None,
            queue: str | None, dry_run: bool,
            fmt: str, export_file: str | None, replace: bool) -> None:
     """Render a workload for the stack, check it, and apply it (or print it)."""
@@ -278,7 +282,7 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
         termination_grace_period=termination_grace_period, config_file=config_file,
         shm_size=shm_size, cpu=cpu, memory=memory,
         mount_service_account_token=mount_service_account_token,
-        add_capability=add_capability)
+        add_capability=add_capability, mount=mount)
     with bad_input():
         check_options(**options)  # before the outputs: a bad option never runs `pulumi`
         if export_file and not Path(export_file).resolve().parent.is_dir():

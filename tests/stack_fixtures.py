@@ -34,10 +34,16 @@ STACKS: dict[str, dict[str, Any]] = {
          "capacity": {"mode": "reservation", "reservation": "v5p-128-reservation"}}],
         queues={"namespace": "llm", "localQueue": "main"}),
     # TPU v6e: four v6e-256 slices (16x16, 64 VMs each) on-demand.
+    # A dataset bucket it reads and a checkpoint bucket it writes.
     "v6e-multislice": _stack("us-east5", "us-east5-b", "trillium", [
         {"accelerator": "v6e-256", "count": 4, "capacity": "on-demand"}],
         queues={"namespace": "pretraining", "localQueue": "main",
-                "clusterQueue": "pretraining"}),
+                "clusterQueue": "pretraining"},
+        storage={"stores": [
+            {"name": "datasets", "kind": "gcs", "create": False, "bucket": "my-ml-datasets",
+             "access": {"pretraining": "read-only"}},
+            {"name": "checkpoints", "kind": "gcs", "hierarchicalNamespace": True,
+             "access": {"pretraining": "read-write"}}]}),
     # TPU v6e: two v6e-16 slices (4x4, 4 VMs each) with GKE managed DRANET.
     "v6e-dranet": _stack("us-east5", "us-east5-b", "trillium-dranet", [
         {"accelerator": "v6e-16", "count": 2, "dranet": True}],
@@ -66,14 +72,17 @@ STACKS: dict[str, dict[str, Any]] = {
         {"accelerator": "h100-80gb-8", "count": 4,
          "capacity": {"mode": "reservation", "reservation": "h100-reservation"}}],
         queues={"namespace": "gpu-jobs"}),
-    # A4X: four a4x-highgpu-4g nodes (GB200) on a reservation, one NVL72 workload policy.
-    "a4x": _stack("us-central1", "us-central1-b", "a4x", [
-        {"accelerator": "gb200-4", "count": 4,
-         "capacity": {"mode": "reservation", "reservation": "gb200-reservation"}}],
-        queues={"namespace": "gpu-jobs"}),
-    # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking.
+    # G2: two g2-standard-96 nodes (8 x L4), no GPUDirect networking; a dataset bucket,
+    # a checkpoint bucket and a Filestore share; a team that may only read the datasets.
     "g2": _stack("us-central1", "us-central1-a", "g2", [
-        {"accelerator": "l4-8", "count": 2}]),
+        {"accelerator": "l4-8", "count": 2}],
+        queues={"teams": [{"name": "evals", "quota": {"l4-8": 8}}]},
+        storage={"stores": [
+            {"name": "datasets", "kind": "gcs", "create": False, "bucket": "my-ml-datasets",
+             "access": {"training": "read-only", "evals": "read-only"}},
+            {"name": "checkpoints", "kind": "gcs", "access": {"training": "read-write"}},
+            {"name": "scratch", "kind": "filestore", "tier": "ZONAL", "capacityGb": 1024,
+             "access": {"training": "read-write", "evals": "read-only"}}]}),
     # TPU7: two 4x4x8 slices (32 VMs each), placed by workload policies.
     "tpu7": _stack("us-central1", "us-central1-c", "tpu7", [
         {"accelerator": "tpu7-4x4x8", "count": 2}], releaseChannel="RAPID"),

@@ -708,7 +708,8 @@ def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:
 
 CONFIG_LAYERS = ["infra.errors", "infra.reader", "infra.config_fields", "infra.config_network",
                  "infra.config_cluster", "infra.config_gpu", "infra.config_slices",
-                 "infra.addons_config", "infra.registry_spec", "infra.config"]
+                 "infra.addons_config", "infra.registry_spec", "infra.config_storage",
+                 "infra.config"]
 
 
 def _infra_imports(module: str) -> set[str]:
@@ -870,7 +871,9 @@ def test_every_gcp_resource_names_its_project() -> None:
     # takes its project from accelstack:project.
     for path in STACK_FILES:
         ev = harness.evaluate_file(path)
-        gcp = [r for r in ev.resources if r.type.startswith("gcp:")]
+        # Bucket IAM members take no project (a bucket name is global).
+        gcp = [r for r in ev.resources if r.type.startswith("gcp:")
+               and r.type != "gcp:storage/bucketIAMMember:BucketIAMMember"]
         assert gcp and all(r.inputs.get("project") == ev.config.project for r in gcp), path
 
 

@@ -47,7 +47,23 @@ def test_incompatible_version_is_refused(exported: dict[str, Any]) -> None:
         "submitter)")
 
 
+def test_version_2_is_refused(exported: dict[str, Any]) -> None:
+    # Version 2 has no storage: a submitter that mounts stores cannot read it.
+    data = copy.deepcopy(exported)
+    data["accelstack"]["contractVersion"] = 2
+    with pytest.raises(contract.ContractError, match="contract version 2 is not supported"):
+        contract.load(data)
+
+
 @pytest.mark.parametrize("mutate,message", [
+    (lambda d: d["storage"]["stores"].append({"name": "x", "kind": "nfs", "source": "s",
+                                              "access": {}}),
+     "outputs.storage.stores[0].kind: 'nfs' is not one of gcs, filestore, parallelstore, "
+     "lustre"),
+    (lambda d: d["storage"]["stores"].append({"name": "x", "kind": "gcs", "source": "b",
+                                              "access": {"ns": "write"}}),
+     "outputs.storage.stores[0].access.ns: 'write' is not one of read-only, read-write"),
+    (lambda d: d["storage"].pop("serviceAccounts"), "outputs.storage.serviceAccounts: missing"),
     (lambda d: d["cluster"].pop("endpoint"), "outputs.cluster.endpoint: missing"),
     (lambda d: d["slicePools"][0].update(chipsPerVm="4"),
      "outputs.slicePools[0].chipsPerVm: '4' is not int"),

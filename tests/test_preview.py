@@ -228,12 +228,15 @@ def passing() -> tuple[Any, list[policy.Item]]:
     raw = copy.deepcopy(MINIMAL)
     raw.update(masterAuthorizedNetworks=[{"cidr": "10.0.0.0/8"}], labels={"team": "ml"},
                policy={"production": True, "requiredLabels": ["team"]},
-               imageCache=["us-docker.pkg.dev/p/r/trainer:1.0"])
+               imageCache=["us-docker.pkg.dev/p/r/trainer:1.0"],
+               storage={"stores": [{"name": "ckpt", "kind": "gcs",
+                                    "access": {"training": "read-write"}}]})
     raw["slices"] = [{"accelerator": "v5litepod-16", "capacity": "spot"}]
     return _items(raw)
 
 
 CLUSTER, NODE_POOL, DS = policy.CLUSTER, policy.NODE_POOL, policy.DAEMONSET
+BUCKET, GRANT = policy.BUCKET, policy.BUCKET_IAM[0]
 
 
 def _set(path: str, value: Any) -> Any:
@@ -262,12 +265,24 @@ def _set(path: str, value: Any) -> Any:
     ("capacity-reservation", NODE_POOL,
      _set("nodeConfig.reservationAffinity.consumeReservationType", "ANY_RESERVATION")),
     ("required-labels", NODE_POOL, _set("nodeConfig.resourceLabels", {})),
+    ("public-bucket", GRANT, _set("member", "allUsers")),
+    ("public-bucket", GRANT, _set("member", "allAuthenticatedUsers")),
+    ("public-bucket", BUCKET, _set("publicAccessPrevention", "inherited")),
 ])
 def test_policy_rule_fails(passing: tuple[Any, list[policy.Item]], rule: str, type_: str,
                            mutation: Any) -> None:
     cfg, items = passing
     assert _rules(cfg, items) == []
     assert _rules(cfg, _mutate(items, type_, mutation)) == [rule]
+
+
+def test_public_bucket_grant_is_named(passing: tuple[Any, list[policy.Item]]) -> None:
+    cfg, items = passing
+    findings = policy.violations(policy.check(cfg, _mutate(items, GRANT,
+                                                            _set("member", "allUsers"))))
+    assert [(f.rule, f.resource, f.message) for f in findings] == [(
+        "public-bucket", f"{GRANT} grant-ckpt-training-read-write",
+        "grants roles/storage.objectUser on bucket test-project-test-ckpt to allUsers")]
 
 
 @pytest.mark.parametrize("image", ["busybox", "busybox:latest", "gcr.io/p/app:latest"])

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import schema
-from infra import contract, harness
+from infra import contract, harness, storage_spec
 from infra.harness import Evaluation
 from conftest import MINIMAL, STACK_FILES
 
@@ -133,7 +133,8 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
         "accelstack:cluster:GkeCluster", "accelstack:nodepool:SystemNodePool",
         "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
         "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile",
-        "accelstack:registry:WorkloadRegistry"}
+        "accelstack:registry:WorkloadRegistry", "accelstack:storage:WorkloadStorage",
+        "accelstack:storage:StorageObjects"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"
@@ -143,8 +144,10 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
 # API was off, and image streaming (every pool) silently needs containerfilesystem.
 def test_project_services_come_first(stack: Evaluation) -> None:
     services = {harness._plain(r.inputs)["service"]: r for r in stack.of_type(SERVICE)}
-    assert sorted(services) == ["compute.googleapis.com", "container.googleapis.com",
-                                "containerfilesystem.googleapis.com", "iam.googleapis.com"]
+    assert sorted(services) == sorted(
+        ["compute.googleapis.com", "container.googleapis.com",
+         "containerfilesystem.googleapis.com", "iam.googleapis.com"]
+        + storage_spec.services(stack.config))  # storage, file, ... for declared stores
     for r in services.values():
         inputs = harness._plain(r.inputs)
         assert inputs["project"] == stack.config.project

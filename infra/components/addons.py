@@ -32,6 +32,7 @@ class ClusterAddons(pulumi.ComponentResource):
                                 enable_server_side_apply=True,
                                 opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=provider)
+        self.provider = provider
 
         nodes = addons_spec.node_count(cfg)
 
@@ -53,7 +54,8 @@ class ClusterAddons(pulumi.ComponentResource):
                 depends_on=[jobset])), **addons_spec.kueue_release_args(cfg))
         installs = [kueue, jobset]
 
-        namespaces = {}
+        namespaces: dict[str, k8s.core.v1.Namespace] = {}
+        self.namespaces = namespaces
         extra_ns = [dra_driver_spec.namespace()] if dra_driver_spec.needed(cfg) else []
         for ns in kueue_spec.namespaces(cfg) + [image_cache_spec.namespace()] + extra_ns:
             namespaces[ns["metadata"]["name"]] = k8s.core.v1.Namespace(
