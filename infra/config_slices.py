@@ -27,7 +27,7 @@ DISK_TYPES = ("pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced")
 MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
               "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
-              "maxPodsPerNode")
+              "maxPodsPerNode", "dranet")
 
 # Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
 # system pods; xpk creates TPU node pools with --max-pods-per-node 15
@@ -46,6 +46,21 @@ MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)  # TPUs
 # begin); TPUs need the later version above.
 MIN_VERSION_FLEX_START_GPU = (1, 32, 2, 1652000)
 MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
+# TPU versions GKE supports for flex-start. GKE's "About flex-start provisioning mode" page
+# (Requirements) lists Trillium (v6e), v5e and v5p, each with the zones it is offered in,
+# and states "TPU v3 and v4 are not supported"; it names no TPU7x or TPU7, so they are
+# refused until GKE documents them. The zones are not checked: the page lists where
+# flex-start capacity is offered today (a list that changes), the same kind of fact as
+# where a TPU version is available at all, which the stack does not check either.
+FLEX_START_TPU = ("v5e", "v5p", "v6e")
+FLEX_START_PAGE = "https://cloud.google.com/kubernetes-engine/docs/concepts/dws"
+# GKE managed DRANET (infra/dranet_spec.py has the sources): offered on v6e (what xpk turns
+# it on for; no GKE page lists the TPU machine types), and from the GKE version that
+# installs the networking DeviceClasses the pods' claims name.
+DRANET_FAMILIES = ("v6e",)
+MIN_VERSION_DRANET = (1, 34, 1, 1829001)
+DRANET_PAGE = ("https://cloud.google.com/kubernetes-engine/docs/how-to/"
+               "allocate-network-resources-dra")
 
 _DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
@@ -87,6 +102,7 @@ class SlicePool:
     labels: Mapping[str, str] = field(default_factory=dict)
     secondary_boot_disk: str | None = None  # disk image with pre-loaded container images
     max_pods_per_node: int | None = None  # None: GKE's default (110)
+    dranet: bool = False  # GKE managed DRANET (infra/dranet_spec.py)
 
     @property
     def chips(self) -> int:
@@ -318,11 +334,11 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     if catalog.needs_workload_policy(accel) and mode == "queued":
         gen = "TPU7x" if accel.family == "tpu7x" else "TPU7"
         r.fail(f"{path}.capacity.mode", "queued provisioning does not support multi-host "
-               f"{gen} slices, which need a workload policy; use flex-start, spot, "
-               "reservation or on-demand")
-    if mode == "flex-start" and accel.family == "v4":
-        r.fail(f"{path}.capacity.mode", "flex-start does not support TPU v4 (GKE: flex-start "
-               "supports TPU v5e and later)")
+               f"{gen} slices, which need a workload policy; use spot, reservation or "
+               "on-demand")
+    if mode == "flex-start" and accel.kind == "tpu" and accel.family not in FLEX_START_TPU:
+        r.fail(f"{path}.capacity.mode", f"flex-start does not support {accel.name} (GKE "
+               f"supports flex-start on TPU {one_of(FLEX_START_TPU)} only: {FLEX_START_PAGE})")
     if min_count is not None:
         if multi:
             r.fail(f"{path}.minCount", f"multi-host TPU slices ({accel.name}) are created "
@@ -348,14 +364,36 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
                 v[:2] < MIN_VERSION_TPU7X[:2] or full and v < MIN_VERSION_TPU7X):
             r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
                    f"later; gkeVersion is {version}")
+    dranet = _dranet(r, raw, path, accel, version)
     if len(r.problems) > before:
         return None
     return SlicePool(
         name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
         placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
         gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
-        max_pods_per_node=max_pods,
+        max_pods_per_node=max_pods, dranet=dranet,
     )
+
+
+def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
+            version: str | None) -> bool:
+    """GKE managed DRANET: off unless asked for (GKE turns it on per node pool by label)."""
+    on = r.get(raw, "dranet", path, bool, default=False)
+    if not on:
+        return False
+    if accel.kind != "tpu" or accel.family not in DRANET_FAMILIES:
+        r.fail(f"{path}.dranet", f"GKE managed DRANET is offered for TPU "
+               f"{one_of(DRANET_FAMILIES)} pools only, not {accel.name}")
+        return False
+    least = MIN_VERSION_DRANET
+    if version is not None:
+        v = _version_tuple(version)
+        if v[:2] < least[:2] or len(version.split(".")) > 2 and v < least:
+            r.fail(f"{path}.dranet", "GKE managed DRANET needs GKE {}.{}.{}-gke.{} or later "
+                   "(GKE installs the netdev.google.com DeviceClass from there: {}); "
+                   "gkeVersion is {}".format(*least, DRANET_PAGE, version))
+            return False
+    return True
 
 
 def _default_placement(accel: Accelerator, mode: str) -> str:

@@ -18,6 +18,9 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    and imageRepository (the stack's workload image repository, or null)
 #    and storage (stores, access per namespace, the job service account per namespace)
 OUTPUT_NAME = "accelstack"
+# On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
+# which the stack creates in every workload namespace (infra/dranet_spec.py).
+DRANET_CLAIM_TEMPLATE = "accelstack-netdev"
 
 
 class ContractError(ValueError):
@@ -61,6 +64,9 @@ class SlicePoolInfo:
     # 0 when the nodes' ephemeral storage is the boot disk. Optional when loading (older
     # stacks of the same contract version do not export it: read as 0).
     local_ssd_gib: int = 0
+    # GKE managed DRANET on the pool's nodes: pods claim the extra NICs (infra/dranet_spec.py).
+    # Optional in loaded outputs (absent means off), so older outputs still load.
+    dranet: bool = False
 
     @property
     def chips_per_slice(self) -> int:
@@ -180,6 +186,7 @@ def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "additionalNetworks": [dict(n) for n in p.additional_networks],
         "kueueTopologyLevel": p.kueue_topology_level,
         "localSsdGiB": p.local_ssd_gib,
+        "dranet": p.dranet,
     }
 
 
@@ -259,6 +266,7 @@ def load(data: Any) -> StackOutputs:
             kueue_topology_level=(_need(raw, "kueueTopologyLevel", str, q, nullable=True)
                                   if "kueueTopologyLevel" in raw else None),
             local_ssd_gib=_need(raw, "localSsdGiB", int, q) if "localSsdGiB" in raw else 0,
+            dranet=_need(raw, "dranet", bool, q) if "dranet" in raw else False,
         )
         if info.local_ssd_gib < 0:
             raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")

@@ -30,7 +30,7 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
         networking=a.networking, additional_networks=tuple(additional_networks or ()),
         kueue_topology_level=kueue_topology_level,
-        local_ssd_gib=local_ssd_gib(a.machine_type),
+        local_ssd_gib=local_ssd_gib(a.machine_type), dranet=pool.dranet,
     )
 
 

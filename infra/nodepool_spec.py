@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra import dranet_spec
 from infra.catalog import Taint, local_ssd_disks, needs_workload_policy
 from infra.config import SlicePool, StackConfig, SystemPool
 
@@ -36,7 +37,10 @@ QUEUED_TAINT = Taint(QUEUED_LABEL, "true")
 
 def node_labels(pool: SlicePool) -> dict[str, str]:
     """Labels the stack puts on every node of the pool (GKE adds its own beside them)."""
-    return {POOL_LABEL: pool.name, CAPACITY_LABEL: pool.capacity.mode, **pool.labels}
+    labels = {POOL_LABEL: pool.name, CAPACITY_LABEL: pool.capacity.mode, **pool.labels}
+    if pool.dranet:
+        labels[dranet_spec.NODE_LABEL] = "true"  # turns on GKE's networking DRA driver
+    return labels
 
 
 def declared_taints(pool: SlicePool) -> list[Taint]:
@@ -311,6 +315,10 @@ def slice_node_pool_args(
         args["max_pods_per_node"] = pool.max_pods_per_node
     if additional_networks:
         args["network_config"] = {"additional_node_network_configs": additional_networks}
+    if pool.dranet:
+        # GKE creates and attaches the extra NICs' networks itself (dranet_spec.py).
+        args.setdefault("network_config", {})["accelerator_network_profile"] = (
+            dranet_spec.NETWORK_PROFILE)
     return args
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra import pod_resources
-from submit import gpu_net, mounts, placement
+from submit import dranet, gpu_net, mounts, placement
 from submit.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
 
 API = "jobset.x-k8s.io/v1alpha2"
@@ -239,6 +239,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
     gpu_net.decorate(spec, pod, pod_meta)
     placement.decorate(spec, pod, pod_meta)
+    dranet.decorate(spec, pod)
     mounts.decorate(pod, pod_meta, spec.mounts, spec.service_account, spec.pool.local_ssd_gib)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})

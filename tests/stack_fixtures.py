@@ -44,6 +44,10 @@ STACKS: dict[str, dict[str, Any]] = {
              "access": {"pretraining": "read-only"}},
             {"name": "checkpoints", "kind": "gcs", "hierarchicalNamespace": True,
              "access": {"pretraining": "read-write"}}]}),
+    # TPU v6e: two v6e-16 slices (4x4, 4 VMs each) with GKE managed DRANET.
+    "v6e-dranet": _stack("us-east5", "us-east5-b", "trillium-dranet", [
+        {"accelerator": "v6e-16", "count": 2, "dranet": True}],
+        gkeVersion="1.34.1-gke.1829001"),
     # TPU v5e: four single-host 2x4 slices (one ct5lp-hightpu-8t VM each).
     "v5e-single-host": _stack("us-west4", "us-west4-a", "v5e-1vm", [
         {"accelerator": "v5litepod-8-1vm", "count": 4}]),

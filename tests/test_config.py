@@ -340,9 +340,17 @@ def test_gpu_networks_cidr_just_big_enough(raw: dict[str, Any]) -> None:
     ("v5litepod-16", {"mode": "spot", "maxRunDuration": "1d"},
      "slices[0].capacity.maxRunDuration: only flex-start and queued pools have a maximum run "
      "duration, not spot"),
+    # GKE's flex-start page: TPU v5e, v5p and v6e; "TPU v3 and v4 are not supported"; no
+    # TPU7x or TPU7 listed (the old code refused only v4).
     ("v4-8", "flex-start",
-     "slices[0].capacity.mode: flex-start does not support TPU v4 (GKE: flex-start supports "
-     "TPU v5e and later)"),
+     "slices[0].capacity.mode: flex-start does not support v4-8 (GKE supports flex-start on "
+     "TPU v5e, v5p, v6e only: https://cloud.google.com/kubernetes-engine/docs/concepts/dws)"),
+    ("tpu7x-8", "flex-start",
+     "slices[0].capacity.mode: flex-start does not support tpu7x-8 (GKE supports flex-start on "
+     "TPU v5e, v5p, v6e only: https://cloud.google.com/kubernetes-engine/docs/concepts/dws)"),
+    ("tpu7-4x4x4", "flex-start",
+     "slices[0].capacity.mode: flex-start does not support tpu7-128 (GKE supports flex-start "
+     "on TPU v5e, v5p, v6e only: https://cloud.google.com/kubernetes-engine/docs/concepts/dws)"),
 ])
 def test_capacity_rules(raw: dict[str, Any], accelerator: str, capacity: Any,
                         expected: str) -> None:
@@ -463,10 +471,10 @@ def test_gke_version_minimums_met(raw: dict[str, Any], version: str, accelerator
 def test_queued_multi_host_tpu7x(raw: dict[str, Any]) -> None:
     assert problems(with_slice(raw, accelerator="tpu7x-16", capacity="queued")) == [
         "slices[0].capacity.mode: queued provisioning does not support multi-host TPU7x "
-        "slices, which need a workload policy; use flex-start, spot, reservation or on-demand"]
+        "slices, which need a workload policy; use spot, reservation or on-demand"]
     assert problems(with_slice(raw, accelerator="tpu7-4x4x4", capacity="queued")) == [
         "slices[0].capacity.mode: queued provisioning does not support multi-host TPU7 "
-        "slices, which need a workload policy; use flex-start, spot, reservation or on-demand"]
+        "slices, which need a workload policy; use spot, reservation or on-demand"]
 
 
 def test_queued_multi_host_tpu_keeps_compact_placement(raw: dict[str, Any]) -> None:
@@ -867,3 +875,11 @@ def test_every_gcp_resource_names_its_project() -> None:
         gcp = [r for r in ev.resources if r.type.startswith("gcp:")
                and r.type != "gcp:storage/bucketIAMMember:BucketIAMMember"]
         assert gcp and all(r.inputs.get("project") == ev.config.project for r in gcp), path
+
+
+# GKE's flex-start page lists TPU v5e, v5p and v6e (each in a few zones): each is accepted
+# in any of the stack's zones (the zone list is availability, not checked).
+@pytest.mark.parametrize("accelerator", ["v5litepod-16", "v5p-8", "v6e-8-1vm", "v6e-16"])
+def test_flex_start_documented_tpus(raw: dict[str, Any], accelerator: str) -> None:
+    raw["slices"] = [{"accelerator": accelerator, "capacity": "flex-start"}]
+    assert config.parse(raw).slices[0].capacity.mode == "flex-start"

@@ -15,7 +15,7 @@ PURE = ["infra.catalog", "infra.config", "infra.contract", "infra.errors",
         "infra.nodepool_spec", "infra.network_spec", "infra.cluster_spec", "infra.kueue_spec",
         "infra.image_cache_spec", "infra.addons_spec", "infra.images", "infra.pod_resources",
         "infra.services_spec", "infra.policy",
-        "infra.gpudirect_release",
+        "infra.gpudirect_release", "infra.dranet_spec",
         "submit.cli",
         "submit.render", "submit.spec", "submit.stack_outputs", "infra.registry_spec",
         "submit.bundle.plan", "submit.bundle.registry", "submit.bundle.push"]

@@ -287,6 +287,8 @@ def test_golden_reads_as_asked(case: Path) -> None:
     memory = args.get("memory") or (share.memory if share else None)
     amounts.update({k: v for k, v in (("cpu", cpu), ("memory", memory)) if v})
     claims = [{"name": "compute-domain-channel"}] if multi_node_a4x else []
+    if pool.dranet:  # GKE managed DRANET: the node's extra NICs (submit/dranet.py)
+        claims.append({"name": "netdev"})
     if amounts:
         assert main["resources"] == {"requests": amounts, "limits": amounts,
                                      **({"claims": claims} if claims else {})}
@@ -300,6 +302,9 @@ def test_golden_reads_as_asked(case: Path) -> None:
         assert cd["spec"]["numNodes"] == job["parallelism"] * rj["replicas"]
         assert pod["resourceClaims"] == [{"name": "compute-domain-channel",
                                           "resourceClaimTemplateName": template}]
+    elif pool.dranet:
+        assert pod["resourceClaims"] == [{"name": "netdev",
+                                          "resourceClaimTemplateName": "accelstack-netdev"}]
     else:
         assert "resourceClaims" not in pod
     # Kueue's topology request exactly when the pool's flavor uses TAS.

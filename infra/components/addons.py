@@ -13,7 +13,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import addons_spec, dra_driver_spec, image_cache_spec, kueue_spec, network_spec
+from infra import (addons_spec, dra_driver_spec, dranet_spec, image_cache_spec, kueue_spec,
+                   network_spec)
 from infra.config import StackConfig
 
 
@@ -64,6 +65,14 @@ class ClusterAddons(pulumi.ComponentResource):
                                                 depends_on=installs + list(namespaces.values()))
         for obj in kueue_spec.kueue_objects(cfg):
             k8s.yaml.v2.ConfigGroup(_object_name(obj), opts=after_installs, objs=[obj])
+
+        # GKE managed DRANET: the claim template the pods on DRANET pools name.
+        for obj in dranet_spec.claim_templates([p.dranet for p in cfg.slices],
+                                               [ns["metadata"]["name"]
+                                                for ns in kueue_spec.namespaces(cfg)]):
+            k8s.yaml.v2.ConfigGroup(_object_name(obj), opts=pulumi.ResourceOptions(
+                parent=self, provider=provider,
+                depends_on=[namespaces[obj["metadata"]["namespace"]]]), objs=[obj])
 
         # GPUDirect: the pods' data networks and the NCCL plugin installers.
         for obj in network_spec.k8s_network_objects(cfg):
