@@ -14,6 +14,7 @@ from __future__ import annotations
 import click
 
 from submit.accelerators import accelerators
+from submit.experiment.commands import experiment, release
 from submit.local.commands import run_local
 from submit.workload import workload
 
@@ -27,3 +28,5 @@ def main() -> None:
 main.add_command(accelerators)
 main.add_command(workload)
 workload.add_command(run_local)
+workload.add_command(release)
+main.add_command(experiment)
