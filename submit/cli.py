@@ -15,6 +15,7 @@ import click
 
 from submit.accelerators import accelerators
 from submit.experiment.commands import experiment, release
+from submit.group_cli import create_group
 from submit.local.commands import run_local
 from submit.workload import workload
 
@@ -29,4 +30,5 @@ main.add_command(accelerators)
 main.add_command(workload)
 workload.add_command(run_local)
 workload.add_command(release)
+workload.add_command(create_group)
 main.add_command(experiment)
