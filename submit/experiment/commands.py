@@ -82,8 +82,10 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
     with bad_input():
         sp.check_range("--max-trials", max_trials, 1)
         sp.check_range("--max-running", max_running, 1)
-        if export_dir and not Path(export_dir).is_dir():
-            raise SpecError("--export", f"{export_dir}: not a directory")
+        if export_dir and (Path(export_dir).exists() and not Path(export_dir).is_dir()
+                           or not Path(export_dir).resolve().parent.is_dir()):
+            raise SpecError("--export", f"{export_dir}: not a directory, nor one that can be "
+                            "created (its parent does not exist)")
     try:
         exp = ex.load(file)
     except ex.ExperimentError as e:
@@ -97,6 +99,7 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
     except ex.ExperimentError as e:
         raise _bad_file(e) from None
     if export_dir:
+        Path(export_dir).mkdir(exist_ok=True)
         for p in plans:
             text = (json.dumps(p.objects, indent=2) + "\n" if fmt == "json"
                     else yaml.safe_dump_all(p.objects, sort_keys=False))
