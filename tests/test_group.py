@@ -119,3 +119,27 @@ def test_create_group_applies_one_jobset(tmp_path: Path, server: FakeApiServer) 
     r = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), "create-group",
                                   str(FILE), "--dry-run"])
     assert r.exit_code == 0 and "dependsOn:" in r.output
+
+
+def test_run_local_starts_a_role_after_the_one_it_depends_on(tmp_path: Path) -> None:
+    outputs = stacks.write_outputs(tmp_path / "multi.json", "multi")
+    flag = tmp_path / "flag"
+    (tmp_path / "g.yaml").write_text(
+        "name: ge\nworkload: {image: python:3.12, env: {FLAG: '%s'}}\nroles:\n"
+        "  evaluator: {accelerator: l4-1, pool: l4, command: 'cat \"$FLAG\"', "
+        "depends-on: {trainer: Complete}}\n"
+        "  trainer: {accelerator: v5litepod-16, pool: v5e-spot, count: 1, "
+        "command: 'sleep 0.5; echo \"$ACCELSTACK_ROLE done\" > \"$FLAG\"'}\n" % flag)
+    exported = tmp_path / "ge.yaml"
+    r = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), "create-group",
+                                  str(tmp_path / "g.yaml"), "--dry-run", "--export",
+                                  str(exported)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["workload", "run-local", "--from", str(exported),
+                                  "--scale-down", "1x1", "--run-dir", str(tmp_path / "run")])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert "starting evaluator: trainer is Complete" in lines
+    assert "[evaluator:0/0] trainer done" in lines
+    assert lines.index("starting evaluator: trainer is Complete") < lines.index(
+        "[evaluator:0/0] trainer done")
