@@ -48,8 +48,13 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # A held workload (--after, or an experiment's trial beyond its --max-running): the JobSet
 # is created suspended and WITHOUT the queue-name label, its queue kept in HELD_QUEUE.
 # Kueue manages only jobs that carry the label (manageJobsWithoutQueueName is false, the
-# default, in the Configuration infra/addons_spec.py renders), so Kueue neither admits nor
-# unsuspends it; `release` puts the label back and Kueue queues it as any other workload.
+# default, in the Configuration infra/addons_spec.py renders; "jobs without the
+# kueue.x-k8s.io/queue-name label are ignored", Red Hat build of Kueue docs, "Configuring
+# label policies for jobs"), so Kueue neither admits nor unsuspends it; `release` adds the
+# label while the JobSet is still suspended (Kueue's jobframework.ValidateJobOnUpdate
+# checks the queue name's immutability only for a job that is not suspended; review of
+# kubernetes-sigs/kueue PR #13293) and Kueue queues it as any other workload. Not tried on
+# a live cluster here.
 AFTER = "accelstack.dev/after"
 HELD_QUEUE = "accelstack.dev/held-queue"
 OWNED_KINDS = ("ConfigMap", "ComputeDomain")  # applied before the JobSet, then owned by it
