@@ -142,6 +142,13 @@ def test_bad_files_are_one_line_with_file_and_line(text: str, message: str) -> N
     assert e.value.message == message
 
 
+def test_no_sweep_is_one_trial_of_the_base() -> None:
+    exp = ex.load("x.yaml", text="name: e\nworkload: {accelerator: v5litepod-16, image: "
+                  "python:3.12}\nsweep:\n")
+    (plan,) = ex.plan(exp, _outputs("v5e-spot"))
+    assert (plan.name, plan.trial.describe()) == ("e-0", "(base)")
+
+
 def test_a_bad_trial_is_named_with_its_parameters() -> None:
     exp = ex.load("x.yaml", text="name: e\nworkload: {accelerator: v5litepod-16, image: "
                   "python:3.12}\nsweep:\n  num-slices: [1, 3]\n")
@@ -194,6 +201,9 @@ def test_create_describe_wait_delete(outputs: Path, server: FakeApiServer) -> No
     _finish(server, "lr-sweep-1", "Failed")
     r = run(outputs, "describe", "lr-sweep")
     assert r.exit_code == 0
+    assert r.output.startswith("Experiment:   lr-sweep\nDescription:  learning rate x model "
+                               "size\nNamespace:    training\nFile:         lr_sweep.yaml\n"
+                               "Max running:  3\n")
     assert "Trials:       4 (1 Held, 1 Pending, 1 Completed, 1 Failed)\n" in r.output
     assert ("lr-sweep-1  Failed     NotQueued  1e-4    --model=large  32\n") in r.output
 

@@ -116,7 +116,8 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
 
 def _record(exp: ex.Experiment, plans: list[ex.TrialPlan], ns: str,
             max_running: int | None) -> dict[str, Any]:
-    expansion = {"name": exp.name, "file": Path(exp.file).name, "maxRunning": max_running,
+    expansion = {"name": exp.name, "description": exp.description,
+                 "file": Path(exp.file).name, "maxRunning": max_running,
                  "keys": list(exp.keys),
                  "trials": [{"name": p.name, "parameters": dict(p.trial.params)}
                             for p in plans]}
@@ -256,7 +257,10 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
     ns = namespace or ctx.outputs.workload_namespace
     record = _load_record(ctx, name, ns)
     rows = _trial_states(ctx, name, ns, record)
-    click.echo(f"Experiment:   {name}\nNamespace:    {ns}\nFile:         {record.get('file')}\n"
+    click.echo(f"Experiment:   {name}")
+    if record.get("description"):
+        click.echo(f"Description:  {record['description']}")
+    click.echo(f"Namespace:    {ns}\nFile:         {record.get('file')}\n"
                f"Max running:  {record.get('maxRunning') or 'all'}\n"
                f"Trials:       {len(rows)} ({_counts(rows)})")
     keys = list(record.get("keys", []))

@@ -86,6 +86,7 @@ class Experiment:
     trials: tuple[Trial, ...]
     keys: tuple[str, ...]  # every sweep key, in order of first appearance
     lines: dict[str, int]
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def _construct(node: yaml.Node, path: str, lines: dict[str, int], file: str) -> 
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(v, f"{path}[{i}]", lines, file) for i, v in enumerate(node.value)]
-    return yaml.safe_load(yaml.serialize(node))
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
 
 
 def _join(path: str, key: str) -> str:
@@ -173,7 +174,9 @@ def _expand(file: str, data: dict[str, Any], lines: dict[str, int]) -> Experimen
         if required not in base:
             raise ExperimentError(file, lines.get("workload"),
                                   f"workload: {required} is required")
-    sweep = data.get("sweep", {})
+    sweep = data.get("sweep")
+    if sweep is None:  # no sweep: one trial, the base
+        sweep = {}
     blocks = sweep if isinstance(sweep, list) else [sweep]
     if not blocks:
         raise bad("sweep", "is an empty list; give at least one sweep block")
@@ -191,7 +194,10 @@ def _expand(file: str, data: dict[str, Any], lines: dict[str, int]) -> Experimen
             at = [lines[f"{where}{z}.{k}"] for k, _ in params for z in ("", ".zip")
                   if f"{where}{z}.{k}" in lines]
             trials.append(Trial(len(trials), tuple(params), min(at, default=lines.get(where, 0))))
-    return Experiment(name, file, base, tuple(trials), tuple(keys), lines)
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise bad("description", "give one line of text")
+    return Experiment(name, file, base, tuple(trials), tuple(keys), lines, description)
 
 
 def _option(key: str, value: Any, path: str, bad: Any, file: str) -> Any:
