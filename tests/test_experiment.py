@@ -55,13 +55,17 @@ def test_union_of_shape_sweeps() -> None:
     ]
 
 
-def test_trials_render_what_they_sweep_and_validate() -> None:
+@pytest.mark.parametrize("file,stack", [("lr_sweep.yaml", "v5e-spot"), ("scaling.yaml", "multi")])
+def test_every_trial_validates(file: str, stack: str) -> None:
+    exp = ex.load(str(HERE / file))
+    for p in ex.plan(exp, _outputs(stack)):
+        for obj in p.objects:
+            schema.validate(obj)
+
+
+def test_trials_render_what_they_sweep() -> None:
     exp = ex.load(str(HERE / "scaling.yaml"))
     plans = ex.plan(exp, _outputs("multi"))
-    for p in plans:
-        for obj in p.objects:
-            if obj["kind"] == "JobSet":
-                schema.validate(obj)
     js = [o for o in plans[2].objects if o["kind"] == "JobSet"][0]
     assert js["spec"]["replicatedJobs"][0]["replicas"] == 4
     assert js["metadata"]["labels"][ex.EXPERIMENT] == "scaling"
@@ -183,6 +187,7 @@ def test_create_describe_wait_delete(outputs: Path, server: FakeApiServer) -> No
     assert r.output == ("experiment lr-sweep: 4 trials submitted to namespace training (1 held "
                         "until `submit experiment wait lr-sweep` releases them)\n")
     record = server.state.configmaps[(NS, "lr-sweep-experiment")]
+    schema.validate(record)
     assert [t["name"] for t in json.loads(record["data"]["expansion.json"])["trials"]] == [
         f"lr-sweep-{i}" for i in range(4)]
     for i in range(4):
