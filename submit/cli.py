@@ -14,6 +14,8 @@ from __future__ import annotations
 import click
 
 from submit.accelerators import accelerators
+from submit.experiment.commands import experiment, release
+from submit.group_cli import create_group
 from submit.local.commands import run_local
 from submit.workload import workload
 
@@ -27,3 +29,6 @@ def main() -> None:
 main.add_command(accelerators)
 main.add_command(workload)
 workload.add_command(run_local)
+workload.add_command(release)
+workload.add_command(create_group)
+main.add_command(experiment)

@@ -235,6 +235,29 @@ class Cluster:
         except NotFound:
             return None
 
+    def patch_jobset(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        """A JSON merge patch (RFC 7386) of a JobSet: ``release`` adds its queue label."""
+        result: dict[str, Any] = self._call(f"patch JobSet {namespace}/{name}", lambda: (
+            self.custom.patch_namespaced_custom_object(
+                *JOBSET[:2], namespace, JOBSET[2], name, patch,
+                _content_type="application/merge-patch+json", _request_timeout=self.timeout)))
+        return result
+
+    def get_config_map(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            result = self._call(f"get ConfigMap {namespace}/{name}", lambda: (
+                self.core.read_namespaced_config_map(name, namespace,
+                                                     _request_timeout=self.timeout)))
+        except NotFound:
+            return None
+        return dict(self.api.sanitize_for_serialization(result))
+
+    def list_config_maps(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        result = self._call(f"list ConfigMaps in {namespace}", lambda: (
+            self.core.list_namespaced_config_map(namespace, label_selector=selector,
+                                                 _request_timeout=self.timeout)))
+        return list(self.api.sanitize_for_serialization(result).get("items", []))
+
     def list_jobsets(self, namespace: str, selector: str | None = None) -> list[dict[str, Any]]:
         result = self._call(f"list JobSets in {namespace}", lambda: (
             self.custom.list_namespaced_custom_object(

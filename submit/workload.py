@@ -23,9 +23,8 @@ import yaml
 
 from submit import status as st
 from submit.output import emit
-from submit.render import render
 from submit import spec as sp
-from submit.spec import SpecError, build_spec, check_options
+from submit.spec import SpecError
 from submit.stack_outputs import OptionError, OutputsError, read
 
 EXIT_FAILED = 3  # `wait`: the workload failed
@@ -111,91 +110,22 @@ def _emit_objects(objs: list[dict[str, Any]], fmt: str) -> None:
         click.echo(yaml.safe_dump_all(objs, sort_keys=False), nl=False)
 
 
-def _env_values(node: Any, under_env: bool = False) -> list[str]:
-    """The env values in rendered objects (user data that may be secret)."""
-    if isinstance(node, dict):
-        if under_env and isinstance(node.get("value"), str) and len(node["value"]) >= 4:
-            return [node["value"]]
-        return [v for k, child in node.items() for v in _env_values(child, k == "env")]
-    if isinstance(node, list):
-        return [v for child in node for v in _env_values(child, under_env)]
-    return []
-
-
-@contextmanager
-def _hiding(values: list[str]) -> Iterator[None]:
-    """A server's error may quote a field's value (validation does): never an env value."""
-    try:
-        yield
-    except click.ClickException as e:
-        message = e.message
-        for value in sorted(values, key=len, reverse=True):
-            message = message.replace(value, "[redacted]")
-        if message == e.message:
-            raise
-        raise click.ClickException(message) from None
-
-
-OWNED_KINDS = ("ConfigMap", "ComputeDomain")  # applied before the JobSet, then owned by it
-
-
 def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = False) -> None:
-    """Apply a rendered workload: refuse to overwrite a live one unless --replace."""
-    with _hiding(_env_values(objs)):
-        _apply_objects(ctx, objs, replace)
+    """Apply a rendered workload (submit.api.submit): refuse to overwrite a live one unless
+    --replace."""
+    from submit import api
 
-
-def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> None:
-    js = next(o for o in objs if o["kind"] == "JobSet")
-    ns, name = js["metadata"]["namespace"], js["metadata"]["name"]
-    cluster = ctx.cluster
-    existing = kube_call(lambda: cluster.get_jobset(ns, name))
-    if existing is not None:
-        if not replace:
-            raise click.ClickException(
-                f"workload {name} already exists in namespace {ns}; delete it with `submit "
-                f"workload delete {name}`, or pass --replace to delete and recreate it")
-        kube_call(lambda: cluster.delete_jobset(ns, name))
-        for _ in range(120):  # foreground deletion: wait until it is gone
-            if kube_call(lambda: cluster.get_jobset(ns, name)) is None:
-                break
-            time.sleep(1)
-        for cm in (o for o in objs if o["kind"] == "ConfigMap"):
-            # Its owner is gone; do not apply onto an object being garbage-collected.
-            cm_name = cm["metadata"]["name"]
-            kube_call(lambda: cluster.delete_config_map(ns, cm_name))
-        for cd in (o for o in objs if o["kind"] == "ComputeDomain"):
-            # A ComputeDomain's spec is immutable; the new workload gets a new one.
-            cd_name = cd["metadata"]["name"]
-            kube_call(lambda: cluster.delete_compute_domain(ns, cd_name))
-    applied_owned: list[tuple[str, str]] = []
-    for obj in objs:
-        try:
-            applied = kube_call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
-        except click.ClickException:
-            # Nothing half-applied: a JobSet the cluster refused leaves no ConfigMap (or
-            # ComputeDomain) behind.
-            for kind, owned in applied_owned:
-                delete = (cluster.delete_config_map if kind == "ConfigMap"
-                          else cluster.delete_compute_domain)
-                try:
-                    kube_call(lambda d=delete, o=owned: d(ns, o))  # type: ignore[misc]
-                except click.ClickException:
-                    pass  # the JobSet's error is the one to report
-            raise
-        if obj["kind"] in OWNED_KINDS:
-            applied_owned.append((obj["kind"], obj["metadata"]["name"]))
-        if obj["kind"] == "JobSet":
-            uid = (applied.get("metadata") or {}).get("uid")
-            for cm in (o for o in objs if o["kind"] in OWNED_KINDS):
-                # The ConfigMap (and an A4X ComputeDomain) go when the JobSet goes.
-                owned = json.loads(json.dumps(cm))
-                owned["metadata"]["ownerReferences"] = [{
-                    "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,
-                    "uid": uid, "blockOwnerDeletion": False}]
-                kube_call(lambda owned=owned: cluster.apply(owned))  # type: ignore[misc]
-    click.echo(f"workload {name} submitted to namespace {ns} "
-               f"(queue {js['metadata']['labels'].get('kueue.x-k8s.io/queue-name')})", err=True)
+    try:
+        done = api.submit(ctx.cluster, objs, replace)
+    except api.ClusterError as e:
+        raise click.ClickException(e.message) from None
+    if done.held:
+        click.echo(f"workload {done.name} created held in namespace {done.namespace} "
+                   f"(queue {done.queue}); `submit workload release {done.name}` hands it to "
+                   "Kueue", err=True)
+        return
+    click.echo(f"workload {done.name} submitted to namespace {done.namespace} "
+               f"(queue {done.queue})", err=True)
 
 
 @workload.command("create")
@@ -259,6 +189,8 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
 @click.option("--export", "export_file", type=click.Path(dir_okay=False),
               help="Also write the objects to FILE (for `submit workload apply`).")
 @click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
+@click.option("--after", metavar="WORKLOAD", help="Create it held (suspended, not queued) "
+              "until WORKLOAD has succeeded: `submit workload release NAME` queues it.")
 @pass_ctx
 def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            num_slices: int | None, num_nodes: int | None, image: str | None,
@@ -272,10 +204,13 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            shm_size: str | None, cpu: str | None, memory: str | None,
            mount: tuple[str, ...], namespace: str | None,
            queue: str | None, dry_run: bool,
-           fmt: str, export_file: str | None, replace: bool) -> None:
+           fmt: str, export_file: str | None, replace: bool, after: str | None = None
+           ) -> None:
     """Render a workload for the stack, check it, and apply it (or print it)."""
-    options: dict[str, Any] = dict(
-        workload=name, accelerator=accelerator, image=image, command=command,
+    from submit import api
+
+    wl = api.Workload(
+        name=name, accelerator=accelerator, image=image, command=command,
         num_slices=num_slices, num_nodes=num_nodes, pool=pool, namespace=namespace,
         queue=queue, env=env, env_file=env_file, secret_env=secret_env, priority=priority,
         max_restarts=max_restarts, restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
@@ -284,19 +219,22 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
         mount_service_account_token=mount_service_account_token,
         add_capability=add_capability, mount=mount)
     with bad_input():
-        check_options(**options)  # before the outputs: a bad option never runs `pulumi`
+        wl.check()  # before the outputs: a bad option never runs `pulumi`
+        if after is not None:
+            sp.check_workload_name(after, "--after")
         if export_file and not Path(export_file).resolve().parent.is_dir():
             raise SpecError("--export", f"{export_file}: its directory does not exist")
     if image is None or script_dir is not None or base_image is not None:
         from submit.bundle.cli import script_image  # late: only --script-dir needs HTTP
 
-        options["image"] = script_image(
+        wl = wl.replace(image=script_image(
             ctx.outputs, script_dir=script_dir, base_image=base_image, image=image,
             image_repository=image_repository, accelerator=accelerator, pool=pool,
-            push=not dry_run)
+            push=not dry_run))
     with bad_input():
-        spec = build_spec(ctx.outputs, **options)
-    objs = render(spec)
+        objs = wl.render(ctx.outputs)
+    if after is not None:
+        objs = api.hold(objs, after)
     if export_file:
         text = (json.dumps(objs, indent=2) + "\n" if fmt == "json"
                 else yaml.safe_dump_all(objs, sort_keys=False))

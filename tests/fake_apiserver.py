@@ -23,7 +23,7 @@ _JOBSETS = re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/([^/]+)/job
 _WORKLOADS = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/workloads$")
 _COMPUTEDOMAINS = re.compile(
     r"^/apis/resource\.nvidia\.com/v1beta1/namespaces/([^/]+)/computedomains/([^/]+)$")
-_CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
+_CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$")
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 _EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
@@ -70,6 +70,19 @@ def _matches(labels: dict[str, str], selector: str | None) -> bool:
     return True
 
 
+def _merge(target: Any, patch: Any) -> Any:
+    """A JSON merge patch (RFC 7386): null deletes a key."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merge(out.get(k), v)
+    return out
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: "FakeApiServer"  # type: ignore[assignment]
 
@@ -114,6 +127,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(200, {"apiVersion": "jobset.x-k8s.io/v1alpha2",
                                         "kind": "JobSetList", "items": items})
             key = (ns, name)
+            if method == "PATCH" and "merge-patch" in (self.headers.get("Content-Type") or ""):
+                if key not in st.jobsets:
+                    return self._status(404, f'jobsets.jobset.x-k8s.io "{name}" not found',
+                                        "NotFound")
+                st.jobsets[key] = _merge(st.jobsets[key], body)
+                return self._send(200, st.jobsets[key])
             if method == "PATCH":
                 obj = dict(body)
                 obj.setdefault("metadata", {}).setdefault("uid", f"uid-{name}")
@@ -129,9 +148,22 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(200, {"kind": "Status", "status": "Success"})
         if m := _CONFIGMAPS.match(url.path):
             key = (m.group(1), m.group(2))
+            if m.group(2) is None and method == "GET":
+                items = [c for (n, _), c in sorted(st.configmaps.items())
+                         if n == key[0] and _matches(c["metadata"].get("labels", {}),
+                                                     q.get("labelSelector"))]
+                return self._send(200, {"apiVersion": "v1", "kind": "ConfigMapList",
+                                        "items": items})
+            if method == "GET":
+                if key not in st.configmaps:
+                    return self._status(404, f'configmaps "{key[1]}" not found', "NotFound")
+                return self._send(200, st.configmaps[key])
             if method == "PATCH":
                 st.configmaps[key] = dict(body)
-                return self._send(200, body)
+                # The server answers with the object's uid (an owner reference needs it).
+                answer = json.loads(json.dumps(body))
+                answer["metadata"].setdefault("uid", f"uid-configmap-{key[1]}")
+                return self._send(200, answer)
             if method == "DELETE":
                 if key not in st.configmaps:
                     return self._status(404, "not found", "NotFound")

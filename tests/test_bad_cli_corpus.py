@@ -243,6 +243,32 @@ CASES = [
          "'a3-high', 'a3-mega', 'a3-ultra', 'a4', 'a4x', 'cpu'.", group=["accelerators"]),
 ]
 
+# -- experiments, job groups and --after (submit.experiment, submit.group) -----------------
+EXPERIMENT = ["experiment", "--stack", "dev"]
+CASES += [
+    Case("experiment-empty-axis", ["create", "{tmp}/exp-empty.yaml"], "FILE",
+         "{tmp}/exp-empty.yaml:4: sweep.env.LR: the axis is empty; give at least one value",
+         group=EXPERIMENT),
+    Case("experiment-unknown-key", ["create", "{tmp}/exp-unknown.yaml"], "FILE",
+         "{tmp}/exp-unknown.yaml:4: workload.gpu: unknown option; allowed: accelerator, "
+         "image, command, pool, num-slices, num-nodes, env, env-file, secret-env, priority, "
+         "max-restarts, restart-on-exit-codes, ttl, termination-grace-period, config-file, "
+         "shm-size, cpu, memory, namespace, queue, mount-service-account-token, "
+         "add-capability", group=EXPERIMENT),
+    Case("experiment-trial-over-the-pool", ["create", "{tmp}/exp-slices.yaml"], "FILE",
+         "{tmp}/exp-slices.yaml:4: trial 1 (num-slices=3): --num-slices: 3 is more than the 2 "
+         "v5litepod-16 slices pool v5litepod-16 has", STACK, group=EXPERIMENT),
+    Case("experiment-max-trials", ["create", "{tmp}/exp-slices.yaml", "--max-trials", "1"],
+         "FILE", "{tmp}/exp-slices.yaml: the sweep expands to 2 trials, more than "
+         "--max-trials 1; raise --max-trials if that is intended", group=EXPERIMENT),
+    Case("experiment-max-running-zero", ["create", "{tmp}/exp-slices.yaml", "--max-running",
+                                         "0"], "--max-running", "0 is below 1",
+         group=EXPERIMENT),
+    Case("group-dependency-cycle", ["create-group", "{tmp}/group-cycle.yaml"], "FILE",
+         "{tmp}/group-cycle.yaml:4: roles.a.depends-on: dependency cycle (a -> b -> a)"),
+    Case("after-not-a-name", _create("--after", "Prep"), "--after", f"'Prep' {DNS}"),
+]
+
 
 def _files(tmp: Path) -> None:
     """The bad files the cases name."""
@@ -272,6 +298,15 @@ def _files(tmp: Path) -> None:
     obj = stacks.outputs("v5e-spot")
     obj["accelstack"]["kubeconfig"] = {"users": [{"name": "u", "user": {"token": "s3cr3t"}}]}
     (tmp / "kubeconfig-object.json").write_text(json.dumps(obj))
+    base = "name: e\nworkload:\n  accelerator: v5litepod-16\n  image: python:3.12\n"
+    (tmp / "exp-empty.yaml").write_text("name: e\nworkload: {accelerator: v5litepod-16, "
+                                        "image: python:3.12}\nsweep:\n  env.LR: []\n")
+    (tmp / "exp-unknown.yaml").write_text(base.replace("  image", "  gpu: 2\n  image"))
+    (tmp / "exp-slices.yaml").write_text("name: e\nworkload: {accelerator: v5litepod-16, "
+                                         "image: python:3.12}\nsweep:\n  num-slices: [1, 3]\n")
+    (tmp / "group-cycle.yaml").write_text(
+        "name: g\nworkload: {accelerator: l4-1, image: python:3.12}\nroles:\n"
+        "  a: {depends-on: b}\n  b: {depends-on: a}\n")
 
 
 @pytest.fixture

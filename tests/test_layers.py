@@ -16,7 +16,7 @@ PURE = ["infra.catalog", "infra.config", "infra.contract", "infra.errors",
         "infra.image_cache_spec", "infra.addons_spec", "infra.images", "infra.pod_resources",
         "infra.services_spec", "infra.policy",
         "infra.gpudirect_release", "infra.dranet_spec",
-        "submit.cli",
+        "submit.cli", "submit.api", "submit.experiment.expand", "submit.group",
         "submit.render", "submit.spec", "submit.stack_outputs", "infra.registry_spec",
         "submit.bundle.plan", "submit.bundle.registry", "submit.bundle.push"]
 

@@ -32,7 +32,7 @@ from submit.spec import SpecError, build_spec
 from submit.workload import Context, create, pass_ctx
 
 PROCESSES_PER_CORE = 4  # JAX/PyTorch CPU processes this machine runs at once, per core
-_CREATE_ONLY = {"replace"}  # options about an existing workload in the cluster
+_CREATE_ONLY = {"replace", "after"}  # options about other workloads in the cluster
 _SPEC_ARGS = set(inspect.signature(build_spec).parameters) - {"outputs"}
 _HELP = {
     "dry_run": "Print the plan (processes, argv, env); run nothing.",

@@ -111,6 +111,8 @@ class Plan:
     grace_seconds: int
     policy: policy.Policy
     notes: tuple[str, ...] = field(default=())
+    # JobSet dependsOn: (replicated job, the one it waits for, "Ready" or "Complete").
+    depends_on: tuple[tuple[str, str, str], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as data, Secret values masked (for --dry-run and golden files)."""
@@ -593,4 +595,7 @@ def build(objects: Sequence[Any], opts: Options, restart_attempt: int,
     return Plan(jobset=name, namespace=ns, restart_attempt=restart_attempt,
                 processes=tuple(processes), files=tuple(sorted(files.items())),
                 dirs=tuple(dict.fromkeys(dirs)), grace_seconds=grace,
-                policy=policy.from_jobset(js), notes=tuple(sorted(notes)))
+                policy=policy.from_jobset(js), notes=tuple(sorted(notes)),
+                depends_on=tuple((str(rj["name"]), str(d["name"]), str(d["status"]))
+                                 for rj in js["spec"]["replicatedJobs"]
+                                 for d in rj.get("dependsOn") or []))

@@ -200,7 +200,14 @@ class Runner:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(content)
         attempt = plan.restart_attempt
-        running = [self._start(p, attempt) for p in plan.processes]
+        # JobSet dependsOn: a replicated job's processes start once the one it depends on
+        # is Ready (every process started: local pods have no readiness probe, so running
+        # is ready) or Complete (every process exited 0).
+        waiting = {rj: (other, status) for rj, other, status in plan.depends_on}
+        started: set[str] = set()
+        running = [self._start(p, attempt) for p in plan.processes
+                   if p.replicated_job not in waiting]
+        started.update(p.replicated_job for p in plan.processes if p.replicated_job not in waiting)
         failures: dict[tuple[str, int], int] = {}
         ok: set[str] = set()
         jobs: dict[str, dict[int, list[str]]] = {}
@@ -239,6 +246,14 @@ class Runner:
                 self._stop(running, plan.grace_seconds, attempt)
                 return _Result("Failed", code, p.replicated_job, reason, message,
                                f"process {p.label} exited {code}")
+            for rj, (other, status) in list(waiting.items()):
+                complete = all(p.label in ok for p in plan.processes if p.replicated_job == other)
+                if other in started and (status == "Ready" or complete):
+                    del waiting[rj]
+                    started.add(rj)
+                    self._say(f"starting {rj}: {other} is {status}")
+                    running += [self._start(p, attempt) for p in plan.processes
+                                if p.replicated_job == rj]
             done = {rj: [all(label in ok for label in labels) for labels in by_job.values()]
                     for rj, by_job in jobs.items()}
             if plan.policy.succeeded(done):

@@ -1,0 +1,1 @@
+"""Experiments: a sweep of trials, each one JobSet, recorded in the cluster as one object."""
