@@ -97,6 +97,7 @@ class Workload:
     queue: str | None = None
     mount_service_account_token: bool = False
     add_capability: tuple[str, ...] = ()
+    mount: tuple[str, ...] = ()  # STORE[:PATH][:ro] (submit/mounts.py)
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

@@ -185,3 +185,45 @@ def test_terminal_progress_draws_a_bar_per_upload(monkeypatch: pytest.MonkeyPatc
     p.finish()
     out = tty.getvalue()
     assert "uploading script directory" in out and "100%" in out
+
+
+def _experiment(outputs: Path, *args: str) -> Result:
+    result = CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), "create",
+                                       *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    return result
+
+
+def test_an_experiment_bundles_once_for_every_trial(tmp_path: Path, server: FakeApiServer,
+                                                    registry: RegistryServer,
+                                                    code: Path) -> None:
+    outputs = _outputs(tmp_path, server, f"{registry.host}/workloads")
+    sweep = tmp_path / "lr.yaml"
+    sweep.write_text("name: lr\nworkload:\n  accelerator: l4-1\n  command: python train.py\n"
+                     "sweep:\n  env.LR: [0.1, 0.01, 0.001]\n")
+    res = _experiment(outputs, str(sweep), "--script-dir", str(code), "--base-image",
+                      f"{registry.host}/base/python:3.11", "--dry-run")
+    assert res.exit_code == 0, res.output
+    images = {_jobset_image([o]) for o in yaml.safe_load_all(res.stdout.split("---\n", 1)[1])
+              if o["kind"] == "JobSet"}
+    assert len(images) == 1 and next(iter(images)).startswith(
+        f"{registry.host}/workloads/my-trainer@sha256:")
+    assert res.stderr.count("image ") == 1  # one bundle for the three trials
+    assert server.state.requests == []
+
+
+def test_an_experiment_with_script_dir_names_no_image(tmp_path: Path, server: FakeApiServer,
+                                                      registry: RegistryServer,
+                                                      code: Path) -> None:
+    outputs = _outputs(tmp_path, server, f"{registry.host}/workloads")
+    sweep = tmp_path / "lr.yaml"
+    sweep.write_text("name: lr\nworkload:\n  accelerator: l4-1\n  image: python:3.12\n"
+                     "  command: python train.py\n")
+    res = _experiment(outputs, str(sweep), "--script-dir", str(code), "--base-image",
+                      f"{registry.host}/base/python:3.11")
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == (
+        f"Error: Invalid value for 'FILE': {sweep}:4: workload.image: cannot be used with "
+        "--script-dir (the image is built from --base-image and the directory)")
+    assert server.state.requests == []

@@ -19,6 +19,7 @@ LocalQueue, and Kueue still admits them only when the ClusterQueue has quota. So
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -75,9 +76,16 @@ def _bad_file(e: ex.ExperimentError) -> click.BadParameter:
               show_default=True, help="Format of the JobSets (--dry-run, --export).")
 @click.option("--export", "export_dir", type=click.Path(file_okay=False),
               help="Also write one file per trial into DIR (for `submit workload apply`).")
+@click.option("--script-dir", type=click.Path(exists=True, file_okay=False),
+              help="Run the code in DIR in every trial: added as a layer on --base-image and "
+                   "pushed once for the whole sweep (the file then names no image).")
+@click.option("--base-image", help="Image to add --script-dir to.")
+@click.option("--image-repository", envvar="ACCELSTACK_IMAGE_REPOSITORY", metavar="REPO",
+              help="Push the --script-dir image here instead of the stack's repository.")
 @pass_ctx
 def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dry_run: bool,
-           fmt: str, export_dir: str | None) -> None:
+           fmt: str, export_dir: str | None, script_dir: str | None, base_image: str | None,
+           image_repository: str | None) -> None:
     """Expand FILE into trials, check every one, then submit them all."""
     with bad_input():
         sp.check_range("--max-trials", max_trials, 1)
@@ -86,14 +94,21 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
                            or not Path(export_dir).resolve().parent.is_dir()):
             raise SpecError("--export", f"{export_dir}: not a directory, nor one that can be "
                             "created (its parent does not exist)")
+    if base_image is not None and script_dir is None:
+        raise click.BadParameter("needs --script-dir (the directory to add to it)",
+                                 param_hint="'--base-image'")
+    if script_dir is not None and base_image is None:
+        raise click.BadParameter("is required with --script-dir", param_hint="'--base-image'")
     try:
-        exp = ex.load(file)
+        exp = ex.load(file, image_built=script_dir is not None)
     except ex.ExperimentError as e:
         raise _bad_file(e) from None
     if len(exp.trials) > max_trials:
         raise click.BadParameter(
             f"{file}: the sweep expands to {len(exp.trials)} trials, more than --max-trials "
             f"{max_trials}; raise --max-trials if that is intended", param_hint="'FILE'")
+    if script_dir is not None:
+        exp = _script_image(ctx, exp, script_dir, base_image, image_repository, not dry_run)
     try:
         plans = ex.plan(exp, ctx.outputs)
     except ex.ExperimentError as e:
@@ -112,6 +127,37 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
                    else "---\n" + yaml.safe_dump_all(objs, sort_keys=False), nl=False)
         return
     _submit(ctx, exp, plans, max_running)
+
+
+def _script_image(ctx: Context, exp: ex.Experiment, script_dir: str, base_image: str | None,
+                  image_repository: str | None, push: bool) -> ex.Experiment:
+    """Bundle the directory once for the whole sweep (an unchanged tree costs only HEAD
+    requests) and give every trial that image by digest."""
+    from submit.bundle.cli import script_image  # late: only --script-dir needs HTTP
+    from submit.bundle.plan import pool_platform
+
+    if any(k == "image" for t in exp.trials for k, _ in t.params):
+        raise click.BadParameter(f"{exp.file}: the sweep sets image; --script-dir builds the "
+                                 "one image of every trial", param_hint="'--script-dir'")
+    pools: dict[tuple[str, str | None], str] = {}
+    for trial in exp.trials:
+        w, _ = ex.trial_workload(exp, trial, f"{exp.name}-0")
+        try:
+            info = sp.pick_pool(ctx.outputs, w.accelerator, w.pool)
+        except SpecError as e:
+            raise click.BadParameter(f"{exp.file}: trial {trial.index} ({trial.describe()}): "
+                                     f"{e.message}", param_hint=f"'{e.option}'") from None
+        pools[(w.accelerator, w.pool)] = pool_platform(info).architecture
+    if len(set(pools.values())) > 1:
+        raise click.BadParameter(
+            f"{exp.file}: the trials run on {' and '.join(sorted(set(pools.values())))} "
+            "machines; --script-dir builds one image: split the sweep by architecture",
+            param_hint="'--script-dir'")
+    accelerator, pool = next(iter(pools))
+    image = script_image(ctx.outputs, script_dir=script_dir, base_image=base_image, image=None,
+                         image_repository=image_repository, accelerator=accelerator, pool=pool,
+                         push=push)
+    return dataclasses.replace(exp, base={**exp.base, "image": image})
 
 
 def _record(exp: ex.Experiment, plans: list[ex.TrialPlan], ns: str,

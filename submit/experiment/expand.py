@@ -54,7 +54,7 @@ TOP_KEYS = ("name", "description", "workload", "sweep")
 # `workload` is each trial's name, and building images (--script-dir) is per command.
 OPTIONS = tuple(f.name.replace("_", "-") for f in dataclasses.fields(api.Workload)
                 if f.name != "name")
-_LIST_OPTIONS = ("env", "secret-env", "add-capability")
+_LIST_OPTIONS = ("env", "secret-env", "add-capability", "mount")
 _PATH_OPTIONS = ("env-file", "config-file")
 _INT_OPTIONS = ("num-slices", "num-nodes", "max-restarts", "termination-grace-period")
 _BOOL_OPTIONS = ("mount-service-account-token",)
@@ -126,8 +126,9 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def load(file: str, text: str | None = None) -> Experiment:
-    """Read and expand an experiment file (raises ExperimentError)."""
+def load(file: str, text: str | None = None, image_built: bool = False) -> Experiment:
+    """Read and expand an experiment file (raises ExperimentError). ``image_built``: the
+    command builds the image (--script-dir), so the file must not name one."""
     if text is None:
         try:
             text = Path(file).read_text(encoding="utf-8")
@@ -147,10 +148,11 @@ def load(file: str, text: str | None = None) -> Experiment:
     data = _construct(node, "", lines, file)
     if not isinstance(data, dict):
         raise ExperimentError(file, 1, "must be a mapping with name, workload and sweep")
-    return _expand(file, data, lines)
+    return _expand(file, data, lines, image_built)
 
 
-def _expand(file: str, data: dict[str, Any], lines: dict[str, int]) -> Experiment:
+def _expand(file: str, data: dict[str, Any], lines: dict[str, int],
+            image_built: bool = False) -> Experiment:
     def bad(path: str, message: str) -> ExperimentError:
         return ExperimentError(file, lines.get(path), f"{path}: {message}")
 
@@ -170,10 +172,14 @@ def _expand(file: str, data: dict[str, Any], lines: dict[str, int]) -> Experimen
     base: dict[str, Any] = {}
     for key, value in workload.items():
         base[key] = _option(key, value, f"workload.{key}", bad, file)
-    for required in ("accelerator", "image"):
+    for required in ("accelerator",) if image_built else ("accelerator", "image"):
         if required not in base:
             raise ExperimentError(file, lines.get("workload"),
                                   f"workload: {required} is required")
+    if image_built and "image" in base:
+        raise ExperimentError(file, lines.get("workload.image"),
+                              "workload.image: cannot be used with --script-dir (the image is "
+                              "built from --base-image and the directory)")
     sweep = data.get("sweep")
     if sweep is None:  # no sweep: one trial, the base
         sweep = {}
