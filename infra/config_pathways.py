@@ -94,7 +94,7 @@ def parse_pathways(r: Reader, value: Any, pools: Sequence[SlicePool],
 
 def _image(r: Reader, raw: Any, key: str, default: str) -> str:
     path = f"pathways.images.{key}"
-    image = r.get(raw, key, "pathways.images", str, default=default)
+    image = str(r.get(raw, key, "pathways.images", str, default=default))
     problem = image_problem(image)
     if problem:
         r.fail(path, problem)

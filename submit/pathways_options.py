@@ -56,8 +56,8 @@ def check_flags(*, pathways: bool, headless: bool, elastic_slices: int | None,
         if mounts:
             raise PathwaysError("--mount", "a --headless Pathways workload has no user "
                                 "container to mount stores in; drop --mount or --headless")
-    for option, value in (("--cpu", cpu), ("--memory", memory)):
-        if value is not None:
+    for option, quantity in (("--cpu", cpu), ("--memory", memory)):
+        if quantity is not None:
             raise PathwaysError(option, "is not used with --pathways: the head pod's user "
                                 "container gets what the head node leaves after the "
                                 "Pathways servers, and workers get their whole TPU host")
