@@ -126,15 +126,15 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
             taint = catalog.TPU_TAINT if tpu else catalog.GPU_TAINT
             name = f"nap-{accel}"
             labels: dict[str, str] = {label: accel}
-            tols: list[dict[str, str]] = []
+            nap_tols: list[dict[str, str]] = []
             if any(m.arm_host and m.gke_accelerator == accel for m in catalog.GPU_MODELS):
                 # Arm hosts (A4X): GKE taints them kubernetes.io/arch=arm64:NoSchedule.
                 labels[catalog.ARCH_LABEL] = catalog.ARM64
-                tols.append(catalog.ARM_TAINT.toleration())
+                nap_tols.append(catalog.ARM_TAINT.toleration())
             # GKE picks the machine type of auto-provisioned nodes, so their CPU and memory
             # quota is the cluster's auto-provisioning limit (an upper bound NAP enforces).
             out[name] = Flavor(name, TPU_RESOURCE if tpu else GPU_RESOURCE, labels,
-                               tols, limit, cpu_milli=nap.cpu_max * 1000,
+                               nap_tols, limit, cpu_milli=nap.cpu_max * 1000,
                                memory_mi=int(nap.memory_gb_max * 1e9) // (1024 * 1024),
                                node_taints=[taint.to_dict()])
     if cfg.queues.cpu_quota is not None:

@@ -269,8 +269,10 @@ def _public_buckets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
         public = [g for g in _grants(item)
                   if g in PUBLIC_ACLS or any(p in g for p in PUBLIC_PRINCIPALS)]
         if public:
-            yield Finding("public-bucket", _where(item),
-                          f"a bucket or its objects can be public ({', '.join(public)})",
+            what = (f"grants {item.inputs.get('role')} on bucket {item.inputs.get('bucket')} "
+                    f"to {', '.join(public)}" if item.type in BUCKET_IAM else
+                    f"a bucket or its objects can be public ({', '.join(public)})")
+            yield Finding("public-bucket", _where(item), what,
                           "grant named principals only, and set publicAccessPrevention: "
                           "enforced on the bucket")
     yield from _bucket_prevention(cfg, items)

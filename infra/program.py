@@ -6,7 +6,6 @@ preview call under the SDK's mock engine, so both exercise the same code.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping
 
@@ -15,6 +14,7 @@ import yaml
 
 from infra import config as config_mod
 from infra import contract, exports
+from infra.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
@@ -54,7 +54,7 @@ def raw_config() -> tuple[dict[str, Any], set[str]]:
         ns, _, name = key.partition(":")
         if ns != NAMESPACE or not name:
             continue
-        out[name] = _decode(value)
+        out[name] = decode_config_value(value)
         if key in secret or rc.is_config_secret(key):
             secret_keys.add(name)
             out[name] = hide(out[name])
@@ -75,15 +75,6 @@ def stack_file_locator(stack: str, root: str | Path | None = None
         return load_stack_file(relative, text=text).locate
     except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError, StackFileError):
         return None
-
-
-def _decode(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
 
 
 def load_config(raw: Mapping[str, Any], secret_keys: Collection[str] = (),

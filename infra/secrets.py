@@ -10,6 +10,9 @@ labels or the outputs contract, and is refused. Pure; no pulumi.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 MASK = "[secret]"
 
 # masterAuthorizedNetworks: the addresses allowed to reach the control plane (office and
@@ -45,3 +48,14 @@ def hide(value: object) -> object:
     if isinstance(value, list):
         return [hide(v) for v in value]
     return SecretStr(value) if isinstance(value, str) else value
+
+
+def decode_config_value(value: Any) -> Any:
+    """A config value as Pulumi hands it to a program or a policy pack: structured values
+    JSON-encoded, plain strings as they are."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value

@@ -177,11 +177,11 @@ def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], mounts: Sequence[Mou
     """Add the mounts and the job identity to a rendered pod template, in place."""
     if service_account:
         # The namespace's job account carries the stores' grants (Workload Identity
-        # Federation). Its token stays unmounted: the GKE metadata server hands out the
-        # pod's Google tokens, and the CSI drivers get theirs from the kubelet (the GCS
-        # FUSE webhook adds a token volume of its own to host-network pods' sidecars).
+        # Federation). Its token needs no mounting (the render leaves it off unless
+        # --mount-service-account-token): the GKE metadata server hands out the pod's
+        # Google tokens, and the CSI drivers get theirs from the kubelet (the GCS FUSE
+        # webhook adds a token volume of its own to host-network pods' sidecars).
         pod["serviceAccountName"] = service_account
-        pod["automountServiceAccountToken"] = False
     if not mounts:
         return
     host_network = bool(pod.get("hostNetwork"))

@@ -108,3 +108,16 @@ def test_an_unknown_top_level_input_fails() -> None:
     inputs["deletionProtecton"] = True
     assert pt.check_resource(CLUSTER, inputs) == [
         "deletionProtecton: not an input of pulumi_gcp.container.cluster.ClusterArgs"]
+
+
+def test_a_missing_required_field_fails() -> None:
+    # Was: a TPU7x node pool sent placementPolicy {policyName} alone; pulumi-gcp requires
+    # its `type`, so `pulumi up` would have refused what the mock engine accepted.
+    inputs = _one("v5e-spot", NODE_POOL)
+    inputs["placementPolicy"] = {"policyName": "wp"}
+    inputs["nodeConfig"]["guestAccelerators"] = [{"type": "nvidia-l4"}]
+    assert sorted(pt.check_resource(NODE_POOL, inputs)) == [
+        "nodeConfig.guestAccelerators[0].count: required by "
+        "pulumi_gcp.container._inputs.NodePoolNodeConfigGuestAcceleratorArgs, missing",
+        "placementPolicy.type: required by "
+        "pulumi_gcp.container._inputs.NodePoolPlacementPolicyArgs, missing"]

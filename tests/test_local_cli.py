@@ -262,3 +262,33 @@ def test_ctrl_c_through_the_command_leaves_no_process(tmp_path: Path) -> None:
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(p) for p in pids)
+
+
+SCRIPTLESS = ["--workload", "w1", "--accelerator", "v5litepod-16"]
+
+
+def test_script_dir_is_the_working_directory_and_nothing_is_pushed(
+        outputs: Path, tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "train.py").write_text("print('trained in', __import__('os').getcwd())\n")
+    r = run(outputs, *SCRIPTLESS, "--script-dir", str(code), "--base-image", "python:3.12",
+            "--scale-down", "1x1", "--command", "python3 train.py",
+            "--run-dir", str(tmp_path / "run"))
+    assert r.exit_code == 0, r.output
+    assert f"[0/0] trained in {code.resolve()}\n" in r.output
+    assert "the image python:3.12 is not used" in r.output
+
+
+@pytest.mark.parametrize("args, option, message", [
+    (["--base-image", "python:3.12"], "--base-image",
+     "needs --script-dir (the directory to add to it)"),
+    (["--script-dir", ".", "--image", "python:3.12"], "--image",
+     "cannot be used with --script-dir (the image is built from --base-image and the "
+     "directory)"),
+    (["--script-dir", "."], "--base-image", "is required with --script-dir"),
+])
+def test_script_dir_follows_creates_rules(outputs: Path, args: list[str], option: str,
+                                          message: str) -> None:
+    r = run(outputs, *SCRIPTLESS, *args, "--command", "true")
+    assert (r.exit_code, r.output) == (2, error(option, message))

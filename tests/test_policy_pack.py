@@ -187,8 +187,9 @@ def test_a_public_bucket_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     found = _violations(args)
     assert list(found) == ["public-bucket"]
     assert found["public-bucket"] == [(
-        "gcp:storage/bucketIAMMember:BucketIAMMember ckpt-public: a bucket or its objects can "
-        "be public (allUsers); fix: grant named principals only, and set "
+        "gcp:storage/bucketIAMMember:BucketIAMMember ckpt-public: grants "
+        "roles/storage.objectViewer on bucket ckpt to allUsers; fix: grant named principals "
+        "only, and set "
         "publicAccessPrevention: enforced on the bucket",
         "urn:pulumi:test::accelstack::gcp:storage/bucketIAMMember:BucketIAMMember::ckpt-public")]
 

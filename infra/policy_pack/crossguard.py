@@ -14,7 +14,6 @@ Values unknown during a preview (an address not yet allocated) read as ``UNKNOWN
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Mapping, Sequence
 
 from pulumi.runtime import config as runtime_config
@@ -23,6 +22,7 @@ from pulumi_policy import (EnforcementLevel, Policy, PolicyConfigSchema, ReportV
 from pulumi_policy.proxy import UnknownValueError
 
 from infra import policy
+from infra.secrets import decode_config_value
 from infra.config import ConfigError, StackConfig, parse
 
 PACK_NAME = "accelstack"
@@ -70,19 +70,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _decode(value: Any) -> Any:
-    # Pulumi passes structured config values JSON-encoded, plain strings as they are.
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
-
-
 def stack_config() -> tuple[StackConfig | None, list[policy.Item]]:
     """The parsed ``accelstack`` config (None if it does not parse) and every key as items."""
-    env = {k: _decode(v) for k, v in runtime_config.get_config_env().items()}
+    env = {k: decode_config_value(v) for k, v in runtime_config.get_config_env().items()}
     raw = {}
     for key, value in env.items():
         ns, _, name = key.partition(":")

@@ -165,6 +165,22 @@ def _objects(ctx: Context, click_ctx: click.Context, kw: dict[str, Any],
     return render(spec)
 
 
+def _script_dir(kw: dict[str, Any]) -> str | None:
+    """`create`'s --script-dir rules; locally DIR is the working directory and the base
+    image stands in as the rendered image (neither is built nor pushed)."""
+    if kw.get("script_dir") is None:
+        if kw.get("base_image") is not None:
+            raise _bad("--base-image", "needs --script-dir (the directory to add to it)")
+        return None
+    if kw.get("image") is not None:
+        raise _bad("--image", "cannot be used with --script-dir (the image is built from "
+                   "--base-image and the directory)")
+    if kw.get("base_image") is None:
+        raise _bad("--base-image", "is required with --script-dir")
+    kw["image"] = kw["base_image"]
+    return str(Path(kw["script_dir"]).resolve())
+
+
 @click.command("run-local", params=_create_params() + _local_params())
 @click.pass_context
 def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
@@ -180,6 +196,7 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
         except lp.PlanError as e:
             raise _bad(e.option, e.message) from None
     mounts = _mounts(kw["local_mount"])
+    script_dir = _script_dir(kw)
     objs = _objects(ctx, click_ctx, kw, shape)
     if kw["export_file"]:
         text = (json.dumps(objs, indent=2) + "\n" if kw["fmt"] == "json"
@@ -198,7 +215,10 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
                    f"machine takes at most {limit} ({PROCESSES_PER_CORE} per core, "
                    "--max-processes): pass a smaller --scale-down such as 2x2")
     run_dir = kw["run_dir"] or tempfile.mkdtemp(prefix=f"accelstack-{js['metadata']['name']}-")
-    opts = lp.Options(run_dir=str(Path(run_dir).resolve()), cwd=os.getcwd(), mounts=mounts,
+    # --script-dir: on the cluster the command runs in the image's copy of DIR; here it
+    # runs in DIR itself (nothing is built or pushed).
+    opts = lp.Options(run_dir=str(Path(run_dir).resolve()), cwd=script_dir or os.getcwd(),
+                      mounts=mounts,
                       local_env=tuple(os.environ.items()), container=kw["container"])
     ports = FreePorts()
 
