@@ -46,7 +46,7 @@ def test_reference_names_are_the_recorded_ones() -> None:
 
 def test_there_are_mount_cases() -> None:
     assert {c.name for c in MOUNT_CASES} == {"gcs-read-only", "gcs-read-write", "filestore",
-                                            "v6e-multislice-mounts"}
+                                            "v6e-multislice-mounts", "pathways-mounts"}
 
 
 def _rendered(case: Path) -> tuple[Any, dict[str, Any], dict[str, Any]]:
