@@ -231,13 +231,13 @@ def _worker(spec: WorkloadSpec, pw: PathwaysSpec,
     }]
     placement.decorate(spec, pod, pod_meta)
     harden(pod)
-    per_host = pw.elastic_slices and spec.max_restarts or WORKER_RESTARTS_PER_HOST
+    per_host = max(1, spec.max_restarts) if pw.elastic_slices else WORKER_RESTARTS_PER_HOST
     return {"name": WORKER_JOB, "replicas": spec.replicas, "template": {
         # One slice per node pool: each multi-host slice is a node pool of its own.
         "metadata": {"annotations": {EXCLUSIVE_TOPOLOGY: "cloud.google.com/gke-nodepool"}},
         "spec": {"parallelism": spec.parallelism, "completions": spec.parallelism,
                  "completionMode": "Indexed",
-                 "backoffLimit": max(1, per_host) * spec.parallelism,
+                 "backoffLimit": per_host * spec.parallelism,
                  "template": {"metadata": pod_meta, "spec": pod}}}}
 
 
