@@ -13,6 +13,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.addons_config                               add-on versions, queues, image cache
     infra.registry_spec                               the workload image repository
     infra.config_storage                              stores, job identities and their grants
+    infra.config_pathways                             the Pathways head pool, scratch, images
     infra.config (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config import SlicePool``
@@ -33,6 +34,7 @@ from infra.config_fields import DEFAULT_PODS_PER_NODE, MAX_NODES_PER_CLUSTER
 from infra.config_network import (NETWORK_KEYS, Network, address_problems, gpu_cidr_problem,
                                   subnets_needed)
 from infra.config_storage import Storage, Store, parse_storage
+from infra.config_pathways import Pathways, parse_pathways
 from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
@@ -48,7 +50,7 @@ __all__ = [
     "POLICY_RULES", "RELEASE_CHANNELS", "SLICE_KEYS", "SYSTEM_POOL_KEYS", "TOP_LEVEL_KEYS",
     "Addons", "AuthorizedNetwork", "AutoProvisioning", "CachedImage", "Capacity",
     "ConfigError", "MaintenanceWindow", "Network", "Policy", "Queues", "SlicePool",
-    "StackConfig", "Storage", "Store", "SystemPool", "parse",
+    "Pathways", "StackConfig", "Storage", "Store", "SystemPool", "parse",
 ]
 
 
@@ -78,6 +80,7 @@ class StackConfig:
     secret_keys: frozenset[str] = frozenset()  # top-level keys given as Pulumi secrets
     registry: RegistryConfig | None = None  # the workload image repository
     storage: Storage = Storage()
+    pathways: Pathways | None = None  # its head pool is one of ``slices``
 
     @property
     def location(self) -> str:
@@ -94,6 +97,7 @@ TOP_LEVEL_KEYS = (
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
     "addons", "queues", "imageCache", "policy", "dnsEndpoint", "registry", "storage",
+    "pathways",
 )
 
 
@@ -113,6 +117,9 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
     cluster = parse_cluster(r, top)
     slices_raw = r.get(top, "slices", "", list, default=[])
     pools, unresolved = parse_slices(r, slices_raw, cluster.zones, cluster.gke_version)
+    pathways, head_pool = parse_pathways(r, top.get("pathways"), pools, cluster.zones)
+    if head_pool is not None:
+        pools.append(head_pool)  # a CPU pool like any other: node pool, flavor, contract
     addons = addons_config.parse_addons(r, top.get("addons"))
     queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved)
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools, unresolved)
@@ -158,7 +165,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
         image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
         secret_keys=frozenset(secret_keys),
-        registry=registry, storage=storage,
+        registry=registry, storage=storage, pathways=pathways,
     )
 
 

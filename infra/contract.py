@@ -17,6 +17,8 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 # 3: cluster.dnsEndpoint (the control plane's DNS name, or null when the stack has it off)
 #    and imageRepository (the stack's workload image repository, or null)
 #    and storage (stores, access per namespace, the job service account per namespace)
+#    and pathways (the head pool, scratch location and component images, or null); additive:
+#    a contract without the key reads as a stack without Pathways
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/dranet_spec.py).
@@ -108,6 +110,21 @@ class StorageInfo:
 
 
 @dataclass(frozen=True)
+class PathwaysInfo:
+    """The stack's Pathways set-up: the CPU pool for the head (one of ``slicePools``),
+    the gs:// scratch location and the pinned server and proxy images."""
+
+    head_pool: str
+    scratch: str
+    server_image: str
+    proxy_image: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"headPool": self.head_pool, "scratch": self.scratch,
+                "serverImage": self.server_image, "proxyImage": self.proxy_image}
+
+
+@dataclass(frozen=True)
 class StackOutputs:
     stack: str
     cluster: ClusterInfo
@@ -122,6 +139,7 @@ class StackOutputs:
     auto_provisioning: Mapping[str, int] = field(default_factory=dict)
     image_repository: str | None = None  # <location>-docker.pkg.dev/<project>/<repository>
     storage: StorageInfo = StorageInfo()
+    pathways: PathwaysInfo | None = None
     contract_version: int = CONTRACT_VERSION
 
     def local_queue(self, namespace: str) -> LocalQueueInfo | None:
@@ -161,6 +179,7 @@ class StackOutputs:
             "cachedImages": list(self.cached_images),
             "imageRepository": self.image_repository,
             "storage": self.storage.to_dict(),
+            "pathways": self.pathways.to_dict() if self.pathways else None,
         }
 
 
@@ -297,6 +316,7 @@ def load(data: Any) -> StackOutputs:
         cached_images=tuple(_str_list(_need(data, "cachedImages", list, p), f"{p}.cachedImages")),
         image_repository=_need(data, "imageRepository", str, p, nullable=True),
         storage=_storage(data.get("storage"), f"{p}.storage"),
+        pathways=_pathways(data.get("pathways"), f"{p}.pathways"),
         contract_version=version,
     )
 
@@ -333,6 +353,16 @@ def _storage(data: Any, path: str) -> StorageInfo:
                                   f"{path}.serviceAccounts"),
         gke_version=_need(data, "gkeVersion", str, path, nullable=True),
     )
+
+
+def _pathways(data: Any, path: str) -> PathwaysInfo | None:
+    if data is None:  # off, or a contract written before Pathways was exported
+        return None
+    if not isinstance(data, Mapping):
+        raise ContractError(f"{path}: not an object")
+    return PathwaysInfo(_need(data, "headPool", str, path), _need(data, "scratch", str, path),
+                        _need(data, "serverImage", str, path),
+                        _need(data, "proxyImage", str, path))
 
 
 def _str_list(value: list[Any], path: str) -> list[str]:

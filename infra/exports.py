@@ -13,8 +13,8 @@ from infra.catalog import local_ssd_gib
 from infra.addons_config import PRIORITY_CLASSES
 from infra.config import SlicePool, StackConfig
 from infra import storage_spec
-from infra.contract import (ClusterInfo, LocalQueueInfo, SlicePoolInfo, StackOutputs,
-                            StorageInfo, StoreInfo)
+from infra.contract import (ClusterInfo, LocalQueueInfo, PathwaysInfo, SlicePoolInfo,
+                            StackOutputs, StorageInfo, StoreInfo)
 from infra.nodepool_spec import node_selector, tolerations
 
 
@@ -69,4 +69,7 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         cached_images=tuple(i.image for i in cfg.image_cache),
         image_repository=cfg.registry.url if cfg.registry else None,
         storage=storage_info(cfg),
+        pathways=PathwaysInfo(cfg.pathways.head_pool, cfg.pathways.scratch,
+                              cfg.pathways.server_image, cfg.pathways.proxy_image)
+        if cfg.pathways else None,
     )

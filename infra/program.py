@@ -18,6 +18,7 @@ from infra.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
+from infra.components.pathways import PathwaysAccess
 from infra.components.node_pools import SliceNodePools, SystemNodePool
 from infra.components.services import ProjectServices
 from infra.components.registry import WorkloadRegistry
@@ -103,6 +104,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     if cfg.registry is not None:
         WorkloadRegistry("workloads", cfg.registry, labels=dict(cfg.labels),
                          node_service_account=gke.service_account_email)
+    if cfg.pathways is not None:
+        # Pathways pods run on the host network and so as the nodes (infra/pathways_spec.py).
+        PathwaysAccess("pathways", cfg, node_service_account=gke.service_account_email,
+                       opts=after_apis)
 
     groups = gpu_network_groups(cfg)
     data_nets = {g.key: GpuDataNetworks(g.key, cfg, g, opts=after_apis) for g in groups}

@@ -98,6 +98,9 @@ class Workload:
     mount_service_account_token: bool = False
     add_capability: tuple[str, ...] = ()
     mount: tuple[str, ...] = ()  # STORE[:PATH][:ro] (submit/mounts.py)
+    pathways: bool = False  # a Pathways JobSet (submit/pathways.py)
+    headless: bool = False  # with pathways: no user container
+    elastic_slices: int | None = None  # with pathways: slices that may fail and come back
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""
@@ -115,10 +118,9 @@ class Workload:
 
     def spec(self, outputs: StackOutputs) -> WorkloadSpec:
         """The checked, frozen spec for this stack (raises BadInput)."""
-        if self.image is None:
+        if self.image is None and not (self.pathways and self.headless):
             raise BadInput("--image", "is required (the Python API does not build images)")
-        options = self.options()
-        return sp.build_spec(outputs, **{**options, "image": self.image})
+        return sp.build_spec(outputs, **self.options())
 
     def render(self, outputs: StackOutputs) -> list[dict[str, Any]]:
         """The objects to apply, in order (ConfigMap, ComputeDomain, then the JobSet)."""

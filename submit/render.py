@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra import pod_resources
-from submit import dranet, gpu_net, mounts, placement
+from submit import dranet, gpu_net, mounts, pathways, placement
 from submit.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
 
 API = "jobset.x-k8s.io/v1alpha2"
@@ -222,6 +222,8 @@ def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
 
 
 def jobset(spec: WorkloadSpec) -> dict[str, Any]:
+    if spec.pathways is not None:  # --pathways: head and workers (submit/pathways.py)
+        return pathways.jobset(spec, spec.pathways, _harden)
     pool = spec.pool
     labels = {
         "kueue.x-k8s.io/queue-name": spec.queue,

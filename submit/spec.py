@@ -17,6 +17,8 @@ from infra.contract import SlicePoolInfo, StackOutputs
 from infra.images import image_problem
 from submit import envfile
 from submit import mounts as mounts_mod
+from submit import pathways_options
+from submit.pathways_options import PathwaysError, PathwaysSpec
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
@@ -96,6 +98,7 @@ class WorkloadSpec:
     capabilities: tuple[str, ...] = ()
     mounts: tuple[mounts_mod.Mount, ...] = ()  # --mount, checked (submit/mounts.py)
     service_account: str | None = None  # the namespace's job account, from the contract
+    pathways: PathwaysSpec | None = None  # --pathways: rendered by submit/pathways.py
 
     @property
     def replicated_job(self) -> str:
@@ -349,6 +352,8 @@ def check_options(
     ttl: str | int | None = None, termination_grace_period: int | None = None,
     config_file: str | None = None, shm_size: str | None = None, cpu: str | None = None,
     memory: str | None = None, add_capability: Sequence[str] = (),
+    pathways: bool = False, headless: bool = False, elastic_slices: int | None = None,
+    mount: Sequence[str] = (),
     **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
@@ -384,10 +389,16 @@ def check_options(
     parse_secret_env(secret_env)
     if config_file is not None:
         read_config_file(config_file)
+    try:
+        pathways_options.check_flags(pathways=pathways, headless=headless,
+                                     elastic_slices=elastic_slices, command=command,
+                                     mounts=tuple(mount), cpu=cpu, memory=memory)
+    except PathwaysError as e:
+        raise SpecError(e.option, e.message) from None
 
 
 def build_spec(
-    outputs: StackOutputs, *, workload: str, accelerator: str, image: str,
+    outputs: StackOutputs, *, workload: str, accelerator: str, image: str | None,
     command: str | None = None, num_slices: int | None = None, num_nodes: int | None = None,
     pool: str | None = None, namespace: str | None = None, queue: str | None = None,
     env: Sequence[str] = (), env_file: str | None = None, secret_env: Sequence[str] = (),
@@ -397,7 +408,8 @@ def build_spec(
     config_file: str | None = None, shm_size: str | None = None,
     cpu: str | None = None, memory: str | None = None,
     mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
-    mount: Sequence[str] = (),
+    mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
+    elastic_slices: int | None = None,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -409,7 +421,10 @@ def build_spec(
         env_file=env_file, secret_env=secret_env, priority=priority, max_restarts=max_restarts,
         restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
         termination_grace_period=termination_grace_period, config_file=config_file,
-        shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability)
+        shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
+        pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount)
+    if image is None and not (pathways and headless):
+        raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
     dws = chosen.capacity_mode in ("flex-start", "queued")
     if chosen.kind == "tpu":
@@ -436,7 +451,17 @@ def build_spec(
             raise SpecError("--num-nodes", f"{parallelism} is more than the {limit} nodes pool "
                             f"{chosen.name} can hold")
 
+    pathways_spec = None
+    if pathways:
+        try:
+            pathways_spec = pathways_options.check(outputs, chosen, replicas, headless=headless,
+                                                   elastic_slices=elastic_slices)
+        except PathwaysError as e:
+            raise SpecError(e.option, e.message) from None
     budget = hostname_budget(replicas, parallelism, chosen.kind)
+    if pathways:  # pods <name>-pathways-head-0-0 and <name>-worker-<slice>-<host>
+        suffix = max(len("-pathways-head-0-0"), len(f"-worker-{replicas - 1}-{parallelism - 1}"))
+        budget = 63 - suffix - POD_NAME_SUFFIX
     if len(workload) > budget:
         raise SpecError("--workload", f"{workload!r} is {len(workload)} characters; with "
                         f"{replicas} x {parallelism} pods the name may have at most {budget} so "
@@ -489,11 +514,12 @@ def build_spec(
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
-        parallelism=parallelism, image=image, command=command, env=tuple(seen.values()),
+        parallelism=parallelism, image=image or "", command=command, env=tuple(seen.values()),
         priority=None if priority == NONE else priority, max_restarts=max_restarts,
         retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl_seconds,
         termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
         config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
         mount_service_account_token=mount_service_account_token, capabilities=capabilities,
         mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
+        pathways=pathways_spec,
     )

@@ -181,6 +181,16 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
 @click.option("--mount", "mount", multiple=True, metavar="STORE[:PATH][:ro]",
               help="Mount a store of the stack (default path /mnt/STORE, read-write unless "
                    ":ro); its path is in $ACCELSTACK_MOUNT_<STORE>. Repeatable.")
+@click.option("--pathways", is_flag=True,
+              help="Run on Pathways: a head pod (resource manager, proxy and your container, "
+                   "JAX pointed at the proxy) on the stack's Pathways pool, and Pathways "
+                   "workers on the TPU slices.")
+@click.option("--headless", is_flag=True,
+              help="With --pathways: no user container; connect a JAX client through the "
+                   "port-forward command printed after submitting.")
+@click.option("--elastic-slices", type=int, metavar="N",
+              help="With --pathways: slices that may fail and come back without failing "
+                   "the workload.")
 @click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
 @click.option("--queue", help="LocalQueue (default: the namespace's queue).")
 @click.option("--dry-run", is_flag=True, help="Print the objects; apply nothing.")
@@ -202,7 +212,8 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
            mount_service_account_token: bool, add_capability: tuple[str, ...],
            config_file: str | None,
            shm_size: str | None, cpu: str | None, memory: str | None,
-           mount: tuple[str, ...], namespace: str | None,
+           mount: tuple[str, ...], pathways: bool, headless: bool,
+           elastic_slices: int | None, namespace: str | None,
            queue: str | None, dry_run: bool,
            fmt: str, export_file: str | None, replace: bool, after: str | None = None
            ) -> None:
@@ -217,14 +228,17 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
         termination_grace_period=termination_grace_period, config_file=config_file,
         shm_size=shm_size, cpu=cpu, memory=memory,
         mount_service_account_token=mount_service_account_token,
-        add_capability=add_capability, mount=mount)
+        add_capability=add_capability, mount=mount, pathways=pathways, headless=headless,
+        elastic_slices=elastic_slices)
     with bad_input():
         wl.check()  # before the outputs: a bad option never runs `pulumi`
         if after is not None:
             sp.check_workload_name(after, "--after")
         if export_file and not Path(export_file).resolve().parent.is_dir():
             raise SpecError("--export", f"{export_file}: its directory does not exist")
-    if image is None or script_dir is not None or base_image is not None:
+    headless_without_image = pathways and headless and image is None and script_dir is None
+    if not headless_without_image and (
+            image is None or script_dir is not None or base_image is not None):
         from submit.bundle.cli import script_image  # late: only --script-dir needs HTTP
 
         wl = wl.replace(image=script_image(
@@ -247,6 +261,13 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
         _emit_objects(objs, fmt)
         return
     apply_objects(ctx, objs, replace)
+    if pathways and headless:
+        from submit.pathways import PROXY_PORT, port_forward_command
+
+        meta = next(o for o in objs if o["kind"] == "JobSet")["metadata"]
+        click.echo("once the head pod runs, reach the Pathways proxy with:\n  "
+                   f"{port_forward_command(meta['name'], meta['namespace'])}\nand point JAX at it: "
+                   f"JAX_PLATFORMS=proxy JAX_BACKEND_TARGET=grpc://localhost:{PROXY_PORT}")
 
 
 @workload.command("apply")

@@ -48,6 +48,15 @@ STACKS: dict[str, dict[str, Any]] = {
     "v6e-dranet": _stack("us-east5", "us-east5-b", "trillium-dranet", [
         {"accelerator": "v6e-16", "count": 2, "dranet": True}],
         gkeVersion="1.34.1-gke.1829001"),
+    # TPU v6e with Pathways: two v6e-16 slices (4x4, 4 VMs each), the Pathways head pool
+    # (one n2-standard-64) and its scratch bucket, and a dataset bucket jobs may mount.
+    "v6e-pathways": _stack("us-east5", "us-east5-b", "pathways", [
+        {"accelerator": "v6e-16", "count": 2}],
+        queues={"namespace": "pretraining", "localQueue": "main"},
+        storage={"stores": [
+            {"name": "datasets", "kind": "gcs", "create": False, "bucket": "my-ml-datasets",
+             "access": {"pretraining": "read-only"}}]},
+        pathways={"enabled": True, "scratch": "gs://my-ml-project-pathways/scratch"}),
     # TPU v5e: four single-host 2x4 slices (one ct5lp-hightpu-8t VM each).
     "v5e-single-host": _stack("us-west4", "us-west4-a", "v5e-1vm", [
         {"accelerator": "v5litepod-8-1vm", "count": 4}]),

@@ -547,17 +547,23 @@ def test_local_queues(case: tuple[dict[str, Any], Evaluation]) -> None:
 def test_v6e_training_kueue_objects() -> None:
     ev = _evaluate("Pulumi.v6e-training.yaml")
     flavor = "v6e-256-on-demand"
+    head = "cpu-pathways-head"  # the Pathways head pool: two n2-standard-64 VMs
     # GKE's TPU taint is the flavor's node taint: only pods tolerating it get the flavor
-    assert _kind(ev, "ResourceFlavor") == {flavor: _rf(
-        flavor, {TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "16x16", CAP: "on-demand"}, [],
-        taints=[TPU_TAINT])}
+    assert _kind(ev, "ResourceFlavor") == {
+        flavor: _rf(flavor, {TPU_ACCEL: "tpu-v6e-slice", TPU_TOPO: "16x16", CAP: "on-demand"},
+                    [], taints=[TPU_TAINT]),
+        head: _rf(head, {"node.kubernetes.io/instance-type": "n2-standard-64",
+                         CAP: "on-demand", POOL: "pathways-head"}, [])}
     cov = [TPU, "cpu", "memory"]
     nodes = 4 * 64  # four v6e-256 slices of 64 VMs
+    # The head pool's quota stays with the shared queue (the team names no quota for it).
     assert _kind(ev, "ClusterQueue") == {
         "pretraining": _cq("pretraining", "pretraining", [_group(
-            cov, _acc(flavor, cov, TPU, 768, "v6e-256", nodes, 0.75))], cohort="trillium"),
+            cov, _fl(head, cov, {"cpu": 128, "memory": "512Gi"}),
+            _acc(flavor, cov, TPU, 768, "v6e-256", nodes, 0.75))], cohort="trillium"),
         "evals": _cq("evals", "evals", [_group(
-            cov, _acc(flavor, cov, TPU, 256, "v6e-256", nodes, 0.25, borrow=(256, 0.25)))],
+            cov, _fl(head, cov, {"memory": "0Gi"}, {"memory": "0Gi"}),
+            _acc(flavor, cov, TPU, 256, "v6e-256", nodes, 0.25, borrow=(256, 0.25)))],
             cohort="trillium"),
     }
     assert _kind(ev, "LocalQueue") == {
@@ -565,7 +571,7 @@ def test_v6e_training_kueue_objects() -> None:
         "evals/main": _lq("main", "evals", "evals"),
     }
     kinds = Counter(o["kind"] for o in _groups(ev).values())
-    assert kinds == {"ResourceFlavor": 1, "ClusterQueue": 2, "LocalQueue": 2,
+    assert kinds == {"ResourceFlavor": 2, "ClusterQueue": 2, "LocalQueue": 2,
                      "WorkloadPriorityClass": 5}
 
 

@@ -71,6 +71,22 @@ CASES = [
     Case("pool-unknown", _create("--pool", "nope"), "--pool",
          "'nope' is not a v5litepod-16 pool of stack 'v5e-spot'; its v5litepod-16 pools: "
          "v5litepod-16", STACK),
+    # -- create: Pathways ----------------------------------------------------------------
+    Case("headless-without-pathways", _create("--headless"), "--headless",
+         "applies to Pathways workloads only; add --pathways"),
+    Case("elastic-without-pathways", _create("--elastic-slices", "1"), "--elastic-slices",
+         "applies to Pathways workloads only; add --pathways"),
+    Case("elastic-slices-zero", _create("--pathways", "--elastic-slices", "0"),
+         "--elastic-slices", "0 is below 1"),
+    Case("headless-with-command", _create("--pathways", "--headless", "--command", "python3 a.py"),
+         "--command", "a --headless Pathways workload runs no user container (connect a "
+         "client through the port-forward instead); drop --command or --headless"),
+    Case("pathways-cpu", _create("--pathways", "--cpu", "8"), "--cpu",
+         "is not used with --pathways: the head pod's user container gets what the head node "
+         "leaves after the Pathways servers, and workers get their whole TPU host"),
+    Case("pathways-no-head-pool", _create("--pathways"), "--pathways",
+         "stack 'v5e-spot' has no Pathways head pool; set pathways.enabled: true and "
+         "pathways.scratch in its config and run `pulumi up`", STACK),
     # -- create: counts ------------------------------------------------------------------
     Case("num-slices-zero", _create("--num-slices", "0"), "--num-slices", "0 is below 1"),
     Case("num-slices-negative", _create("--num-slices", "-3"), "--num-slices",
@@ -254,7 +270,7 @@ CASES += [
          "image, command, pool, num-slices, num-nodes, env, env-file, secret-env, priority, "
          "max-restarts, restart-on-exit-codes, ttl, termination-grace-period, config-file, "
          "shm-size, cpu, memory, namespace, queue, mount-service-account-token, "
-         "add-capability, mount", group=EXPERIMENT),
+         "add-capability, mount, pathways, headless, elastic-slices", group=EXPERIMENT),
     Case("experiment-trial-over-the-pool", ["create", "{tmp}/exp-slices.yaml"], "FILE",
          "{tmp}/exp-slices.yaml:4: trial 1 (num-slices=3): --num-slices: 3 is more than the 2 "
          "v5litepod-16 slices pool v5litepod-16 has", STACK, group=EXPERIMENT),

@@ -708,7 +708,7 @@ def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:
 
 CONFIG_LAYERS = ["infra.errors", "infra.reader", "infra.config_fields", "infra.config_network",
                  "infra.config_cluster", "infra.config_gpu", "infra.config_slices",
-                 "infra.addons_config", "infra.registry_spec", "infra.config_storage",
+                 "infra.config_pathways", "infra.addons_config", "infra.registry_spec", "infra.config_storage",
                  "infra.config"]
 
 

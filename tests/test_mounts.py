@@ -47,7 +47,7 @@ def test_reference_names_are_the_recorded_ones() -> None:
 def test_there_are_mount_cases() -> None:
     assert {c.name for c in MOUNT_CASES} == {"gcs-read-only", "gcs-read-write", "filestore",
                                             "v6e-multislice-mounts", "gcs-local-ssd",
-                                            "gcs-local-ssd-two-datasets"}
+                                            "gcs-local-ssd-two-datasets", "pathways-mounts"}
 
 
 def _rendered(case: Path) -> tuple[Any, dict[str, Any], dict[str, Any]]:

@@ -134,7 +134,7 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
         "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
         "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile",
         "accelstack:registry:WorkloadRegistry", "accelstack:storage:WorkloadStorage",
-        "accelstack:storage:StorageObjects"}
+        "accelstack:storage:StorageObjects", "accelstack:pathways:PathwaysAccess"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"
@@ -252,8 +252,12 @@ def test_v5p_reservation() -> None:
 
 def test_trillium_four_slices() -> None:
     pools = _pools(_by_file("Pulumi.v6e-training.yaml"))
-    names = [n for n in pools if n != "system"]
+    names = [n for n in pools if n not in ("system", "pathways-head")]
     assert names == [f"v6e-256-{i}" for i in range(4)]
+    # The Pathways head pool: one autoscaled n2-standard-64 pool of up to two VMs.
+    head = pools["pathways-head"]
+    assert head["nodeConfig"]["machineType"] == "n2-standard-64"
+    assert head["autoscaling"]["totalMaxNodeCount"] == 2
     for n in names:
         assert pools[n]["nodeCount"] == 64
         assert pools[n]["placementPolicy"]["tpuTopology"] == "16x16"

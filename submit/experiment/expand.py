@@ -56,8 +56,9 @@ OPTIONS = tuple(f.name.replace("_", "-") for f in dataclasses.fields(api.Workloa
                 if f.name != "name")
 _LIST_OPTIONS = ("env", "secret-env", "add-capability", "mount")
 _PATH_OPTIONS = ("env-file", "config-file")
-_INT_OPTIONS = ("num-slices", "num-nodes", "max-restarts", "termination-grace-period")
-_BOOL_OPTIONS = ("mount-service-account-token",)
+_INT_OPTIONS = ("num-slices", "num-nodes", "max-restarts", "termination-grace-period",
+                "elastic-slices")
+_BOOL_OPTIONS = ("mount-service-account-token", "pathways", "headless")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
