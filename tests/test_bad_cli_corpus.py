@@ -40,6 +40,7 @@ NS_RULE = ("is not a namespace name (a DNS-1123 label): lowercase letters, digit
            "starting and ending with a letter or digit, at most 63 characters")
 ENV_RULE = "(letters, digits, '_', '-' and '.', not starting with a digit)"
 HIDDEN = "the line is not shown: env files hold secrets"
+DURATION = "a number of seconds, or Go/kubectl syntax such as 90s, 30m, 12h or 1h30m"
 
 
 @dataclass(frozen=True)
@@ -201,11 +202,17 @@ CASES = [
          "4 is not within 0 to 3: the largest workload this stack can run has 4 workers per "
          "slice", STACK),
     Case("wait-timeout-negative", ["wait", "w1", "--timeout", "-5"], "--timeout",
-         "-5 is below 0"),
+         f"'-5' is not a duration: give {DURATION}"),
+    Case("wait-timeout-unit", ["wait", "w1", "--timeout", "2 hours"], "--timeout",
+         f"'2 hours' is not a duration: give {DURATION}"),
+    Case("wait-timeout-unit-first", ["wait", "w1", "--timeout", "h1"], "--timeout",
+         f"'h1' is not a duration: give {DURATION}"),
     Case("wait-interval-zero", ["wait", "w1", "--interval", "0"], "--interval",
          "0 is not a number of seconds above 0"),
     Case("wait-interval-nan", ["wait", "w1", "--interval", "nan"], "--interval",
-         "nan is not a number of seconds above 0"),
+         f"'nan' is not a duration: give {DURATION}"),
+    Case("wait-interval-zero-units", ["wait", "w1", "--interval", "0m0s"], "--interval",
+         "0 is not a number of seconds above 0"),
     Case("wait-name", ["wait", "w1.x"], "NAME", f"'w1.x' {DNS}"),
     Case("delete-name", ["delete", "w1", "W2"], "NAMES", f"'W2' {DNS}"),
     Case("delete-namespace", ["delete", "w1", "--namespace", "-x"], "--namespace",

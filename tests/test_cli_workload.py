@@ -418,7 +418,7 @@ def test_config_file_at_the_size_limit_is_accepted(tmp_path: Path, outputs: Path
     big.write_bytes(b"x" * MAX_CONFIG_BYTES)
     result = run(outputs, *CREATE, "--config-file", str(big), "--dry-run", "-o", "json")
     assert result.exit_code == 0, result.stderr
-    cm, _ = json.loads(result.stdout)
+    cm, _ = json.loads(result.stdout)["items"]
     assert len(cm["data"]["big.txt"]) == MAX_CONFIG_BYTES
 
 
@@ -454,12 +454,13 @@ def test_dry_run_yaml_equals_render(tmp_path: Path, outputs: Path,
                  "--termination-grace-period", "30", "--config-file", str(cfg),
                  "--shm-size", "16Gi", "--dry-run")
     assert (result.exit_code, result.stderr) == (0, "")
-    assert list(yaml.safe_load_all(result.stdout)) == expected_objects(
+    assert yaml.safe_load(result.stdout)["items"] == expected_objects(
         num_slices=2, command="python train.py", env=("LR=0.1",), priority="high",
         max_restarts=3, restart_on_exit_codes="42,43", ttl=3600, termination_grace_period=30,
         config_file=str(cfg), shm_size="16Gi")
-    assert result.stdout.startswith("apiVersion: v1\nkind: ConfigMap\n")
-    assert "\n---\napiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n" in result.stdout
+    assert result.stdout.startswith("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n"
+                                    "  kind: ConfigMap\n")
+    assert "\n- apiVersion: jobset.x-k8s.io/v1alpha2\n  kind: JobSet\n" in result.stdout
     assert server.state.requests == []
 
 
@@ -470,12 +471,19 @@ def test_dry_run_json_one_object(outputs: Path, server: FakeApiServer) -> None:
     assert server.state.requests == []
 
 
-def test_dry_run_json_with_config_map_is_a_list(tmp_path: Path, outputs: Path) -> None:
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_several_objects_are_one_kubernetes_list(tmp_path: Path, outputs: Path,
+                                                 fmt: str) -> None:
+    """Several objects print as a `List` (as `kubectl get -o` does) in both formats; one
+    object prints as itself."""
     cfg = tmp_path / "train.yaml"
     cfg.write_text("lr: 0.1\n")
-    result = run(outputs, *CREATE, "--config-file", str(cfg), "--dry-run", "-o", "json")
+    result = run(outputs, *CREATE, "--config-file", str(cfg), "--dry-run", "-o", fmt)
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == expected_objects(config_file=str(cfg))
+    assert yaml.safe_load(result.stdout) == {"apiVersion": "v1", "kind": "List",
+                                             "items": expected_objects(config_file=str(cfg))}
+    single = run(outputs, *CREATE, "--dry-run", "-o", fmt)
+    assert yaml.safe_load(single.stdout) == expected_objects()[0]
 
 
 def test_dry_run_needs_no_cluster(tmp_path: Path, server: FakeApiServer) -> None:
@@ -501,7 +509,7 @@ def test_export_then_apply(fmt: str, tmp_path: Path, outputs: Path,
     assert server.state.requests == []
     objs = expected_objects(config_file=str(cfg))
     text = export.read_text()
-    assert (json.loads(text) if fmt == "json" else list(yaml.safe_load_all(text))) == objs
+    assert (json.loads(text) if fmt == "json" else yaml.safe_load(text))["items"] == objs
 
     applied = run(outputs, "apply", str(export))
     assert (applied.exit_code, applied.stdout, applied.stderr) == (0, "", SUBMITTED.format("w1"))
@@ -510,13 +518,15 @@ def test_export_then_apply(fmt: str, tmp_path: Path, outputs: Path,
     assert without_uid(server.state.jobsets[(NS, "w1")]) == objs[1]
 
 
-def test_export_without_dry_run_writes_and_applies(tmp_path: Path, outputs: Path,
-                                                   server: FakeApiServer) -> None:
+def test_export_writes_the_file_and_applies_nothing(tmp_path: Path, outputs: Path,
+                                                    server: FakeApiServer) -> None:
     export = tmp_path / "w1.yaml"
     result = run(outputs, *CREATE, "--export", str(export))
     assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (f"wrote {export}; apply it with `submit workload apply "
+                             f"{export}`\n")
     assert list(yaml.safe_load_all(export.read_text())) == expected_objects()
-    assert (NS, "w1") in server.state.jobsets
+    assert server.state.requests == []
 
 
 def _bad_file(tmp_path: Path, text: str) -> Path:
