@@ -200,8 +200,13 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
                     "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,
                     "uid": uid, "blockOwnerDeletion": False}]
                 kube_call(lambda owned=owned: cluster.apply(owned))  # type: ignore[misc]
-    click.echo(f"workload {name} submitted to namespace {ns} "
-               f"(queue {js['metadata']['labels'].get('kueue.x-k8s.io/queue-name')})", err=True)
+    from submit.next_steps import lines
+
+    stack_args = (["--outputs", ctx.outputs_file] if ctx.outputs_file
+                  else ["--stack", ctx.stack] if ctx.stack else [])
+    if ns != ctx.outputs.workload_namespace:
+        stack_args += ["-n", ns]
+    click.echo("\n".join(lines(js, ctx.outputs.cluster, stack_args)), err=True)
 
 
 @command("create")
