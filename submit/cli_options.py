@@ -51,7 +51,10 @@ def stack_group_options(f: F) -> F:
 
 def _set(attr: str, clears: str | None = None) -> Callable[..., None]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
-        if value is not None and ctx.obj is not None:
+        if value is None:
+            return
+        ctx.meta[f"accelstack.{attr}"] = value  # for shell completion, which has no obj
+        if ctx.obj is not None:
             setattr(ctx.obj, attr, value)
             if clears:  # the option given last, after the command, wins
                 setattr(ctx.obj, clears, None)

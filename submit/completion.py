@@ -25,9 +25,31 @@ def _items(names: Any, incomplete: str) -> list[CompletionItem]:
     return [CompletionItem(n) for n in sorted(set(names)) if n.startswith(incomplete)]
 
 
+class _Where:
+    """Where the outputs come from, as far as the command line says. During completion
+    Click parses but runs no group callback, so this is read from the parsed options."""
+
+    def __init__(self, ctx: click.Context) -> None:
+        params: dict[str, Any] = {}
+        for c in reversed(list(_chain(ctx))):
+            params.update({k: v for k, v in c.params.items() if v is not None})
+        self.stack = ctx.meta.get("accelstack.stack", params.get("stack"))
+        self.outputs_file = ctx.meta.get("accelstack.outputs_file", params.get("outputs_file"))
+        if "accelstack.stack" in ctx.meta and "accelstack.outputs_file" not in ctx.meta:
+            self.outputs_file = None
+        self.project_dir = ctx.meta.get("accelstack.project_dir",
+                                        params.get("project_dir") or ".")
+        self.namespace = params.get("namespace")
+
+
+def _chain(ctx: click.Context | None) -> Any:
+    while ctx is not None:
+        yield ctx
+        ctx = ctx.parent
+
+
 def _project_dir(ctx: click.Context) -> Path:
-    obj = ctx.find_root().obj or ctx.obj
-    return Path(getattr(obj, "project_dir", None) or ".")
+    return Path(_Where(ctx).project_dir)
 
 
 def stack_names(project_dir: Path) -> list[str]:
@@ -44,13 +66,13 @@ def stacks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[
 def _pools(ctx: click.Context) -> list[tuple[str, str]]:
     """(pool, accelerator) pairs of the stack named on the command line, if it can be told
     without running anything."""
-    obj = ctx.obj
+    obj = _Where(ctx)
     try:
-        if getattr(obj, "outputs_file", None):
+        if obj.outputs_file:
             data = json.loads(Path(obj.outputs_file).read_text())
             contract = data.get("accelstack", data)
             return [(p["name"], p["accelerator"]) for p in contract.get("slicePools", [])]
-        if getattr(obj, "stack", None):
+        if obj.stack:
             from infra import config, stack_file
 
             sf = stack_file.load(_project_dir(ctx) / "stacks" / f"Pulumi.{obj.stack}.yaml")
@@ -84,13 +106,14 @@ def priorities(ctx: click.Context, param: click.Parameter,
 def workloads(ctx: click.Context, param: click.Parameter,
               incomplete: str) -> list[CompletionItem]:
     """Workload names from the cluster (within CLUSTER_TIMEOUT; nothing on any error)."""
-    obj = ctx.obj
+    where = _Where(ctx)
     try:
         from submit.kube import Cluster
+        from submit.stack_outputs import read
 
-        outputs = obj.outputs
-        cluster = Cluster(outputs.kubeconfig, timeout=CLUSTER_TIMEOUT)
-        ns = ctx.params.get("namespace") or obj.namespace or outputs.workload_namespace
+        outputs = read(where.stack, where.outputs_file, where.project_dir)
+        cluster = Cluster(outputs.kubeconfig, timeout=CLUSTER_TIMEOUT, retries=0)
+        ns = where.namespace or outputs.workload_namespace
         found = cluster.list_jobsets(ns, "app.kubernetes.io/managed-by=accelstack")
         return _items((j["metadata"]["name"] for j in found), incomplete)
     except BaseException:  # noqa: BLE001 - a click.Exit, a KubeError, a timeout: no names

@@ -7,12 +7,14 @@ drift from the code. This module finds them all and fails on one it does not kno
   a fake `pulumi` (tests/fakes/pulumi_cli.py), and their cluster is the fake API server
   (tests/fake_apiserver.py), given the pods, logs and states the commands read.
 - Sections with a test of their own are checked against that test's own list of commands
-  (review and CI: tests/test_readme_review.py; running locally: tests/test_local_cli.py).
+  (review and CI: tests/test_readme_review.py; running locally: tests/test_local_cli.py;
+  shell completion: tests/test_completion.py).
 - The rest is listed in ``NOT_HERE`` with the reason it cannot run inside the suite.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
 import shutil
@@ -76,6 +78,7 @@ def _canonical(command: str) -> str:
 
 def _elsewhere() -> dict[str, str]:
     """Commands run by a section's own test, from that test's own list."""
+    import test_completion
     import test_local_cli
     import test_readme_review
 
@@ -83,6 +86,8 @@ def _elsewhere() -> dict[str, str]:
              for c in test_readme_review._commands()}
     found.update({shlex.join(c): "tests/test_local_cli.py::test_readme_example_runs"
                   for c in test_local_cli._readme_commands()})
+    found.update({_canonical(c): "tests/test_completion.py::test_the_readme_enables_it"
+                  for c in test_completion.README_LINES})
     return found
 
 
@@ -165,6 +170,16 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
             shutil.copy(src, work / item)
     stacks.write_outputs(work / "v5e-spot.json", "v5e-spot", server.kubeconfig())
     monkeypatch.chdir(work)
+    # Each stack's desired state once per run (the same file gives the same state).
+    real = preview.desired_state
+    cache: dict[tuple[str, str], Any] = {}
+
+    def desired_state(path: Path) -> dict[str, Any]:
+        key = (Path(path).name, Path(path).read_text())
+        if key not in cache:
+            cache[key] = real(path)
+        return copy.deepcopy(cache[key])  # type: ignore[no-any-return]
+    monkeypatch.setattr(preview, "desired_state", desired_state)
     runner = CliRunner()
     commands = [c for s, c in readme_commands() if s == section and _runs_here(c)
                 and _canonical(c) not in {_canonical(x) for x in NOT_HERE}]
