@@ -162,10 +162,15 @@ def _apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool) -> N
                 f"workload {name} already exists in namespace {ns}; delete it with `submit "
                 f"workload delete {name}`, or pass --replace to delete and recreate it")
         kube_call(lambda: cluster.delete_jobset(ns, name))
+        from submit.progress import Progress
+
+        progress = Progress()
+        progress.line(f"--replace: deleting workload {name}; waiting until it is gone")
         for _ in range(120):  # foreground deletion: wait until it is gone
             if kube_call(lambda: cluster.get_jobset(ns, name)) is None:
                 break
-            time.sleep(1)
+            progress.sleep(1, f"deleting workload {name}")
+        progress.done()
         for cm in (o for o in objs if o["kind"] == "ConfigMap"):
             # Its owner is gone; do not apply onto an object being garbage-collected.
             cm_name = cm["metadata"]["name"]
@@ -530,6 +535,9 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
+    from submit.progress import Progress
+
+    progress = Progress()
     deadline = time.monotonic() + timeout
     last = None
     while True:
@@ -540,9 +548,11 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
         row = st.summary(js, kueue, now=time.time())
         state = (row["admission"], row["state"], row["restarts"])
         if state != last:
-            click.echo(f"{time.strftime('%H:%M:%S')} {name}: admission={row['admission']} "
-                       f"state={row['state']} restarts={row['restarts']}", err=True)
+            progress.line(f"{time.strftime('%H:%M:%S')} {name}: admission={row['admission']} "
+                          f"state={row['state']} restarts={row['restarts']}")
             last = state
+        if row["state"] in ("Completed", "Failed") or time.monotonic() >= deadline:
+            progress.done()
         if row["state"] == "Completed":
             click.echo(f"workload {name} succeeded")
             return
@@ -552,7 +562,8 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
         if time.monotonic() >= deadline:
             click.echo(f"workload {name} still {row['state']} after {timeout:g}s")
             sys.exit(EXIT_TIMEOUT)
-        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+        progress.sleep(min(interval, max(0.0, deadline - time.monotonic())),
+                       f"waiting for {name}: {row['state']}")
 
 
 @command("delete")
