@@ -452,6 +452,75 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
         wl_name = wl["metadata"]["name"]
         events += kube_call(lambda: cluster.events(ns, "Workload", wl_name))
     click.echo(st.describe(js, wl, pods, events, now=time.time()), nl=False)
+    click.echo(_why_pending(cluster, ns, js, wl, pods))
+
+
+MAX_POD_EVENTS = 8  # pods whose events describe reads (the first ones tell the story)
+
+
+def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] | None,
+                 pods: list[dict[str, Any]]) -> str:
+    """Admission checks, queue position, the pods' scheduling events and the verdict."""
+    from submit import status as st
+    from submit import why
+
+    queue = (js["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name")
+    pending = kube_call(lambda: cluster.pending_workloads(
+        f"namespaces/{ns}/localqueues/{queue}")) if queue else None
+    entry = why.position(pending, wl)
+    pod_events: list[dict[str, Any]] = []
+    for pod in pods[:MAX_POD_EVENTS]:
+        pod_name = pod["metadata"]["name"]
+        pod_events += kube_call(lambda: cluster.events(ns, "Pod", pod_name))
+    lines = ["Admission checks:", *(why.admission_checks(wl) or ["  none"]),
+             f"Queue position: {why.position_line(entry, pending, queue)}",
+             "Pod scheduling events:"]
+    sched = why.scheduling_events(pod_events)
+    lines += [f"  {e.get('type', '')} {e.get('reason', '')} "
+              f"{e['involvedObject'].get('name', '')}: {e.get('message', '')}" for e in sched]
+    if not sched:
+        lines.append("  none")
+    lines.append(f"Verdict: {why.verdict(wl, st.jobset_state(js), entry, pod_events)}")
+    return "\n".join(lines)
+
+
+@command("queue")
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
+              default="table", show_default=True, help="Output format.")
+@pass_ctx
+def queue(ctx: Context, fmt: str) -> None:
+    """Kueue's ClusterQueues: per flavor, nominal quota, usage, borrowing, pending and
+    admitted counts, then the pending workloads in order with their priority.
+
+    Needs `list` on clusterqueues (kueue.x-k8s.io) and `get` on
+    clusterqueues/pendingworkloads (visibility.kueue.x-k8s.io); without the latter the
+    pending list is left out and said so.
+    """
+    from submit import queue_view
+    from submit.output import emit, table
+
+    cluster = ctx.cluster
+    cqs = kube_call(cluster.list_cluster_queues)
+    rows = queue_view.quota_rows(cqs)
+    pending: list[dict[str, Any]] = []
+    unknown = []
+    for cq in sorted(c["metadata"]["name"] for c in cqs):
+        items = kube_call(lambda cq=cq: cluster.pending_workloads(  # type: ignore[misc]
+            f"clusterqueues/{cq}"))
+        if items is None:
+            unknown.append(cq)
+        else:
+            pending += queue_view.pending_rows(cq, items)
+    if fmt != "table":
+        emit({"quotas": rows, "pending": pending, "pendingUnknown": unknown}, fmt)
+        return
+    click.echo(table(rows, queue_view.COLUMNS), nl=False)
+    click.echo("\nPending workloads, in admission order:")
+    click.echo(table(pending, queue_view.PENDING_COLUMNS) if pending else "  none\n", nl=False)
+    if unknown:
+        click.echo(f"(pending lists not readable for {', '.join(unknown)}: Kueue's visibility "
+                   "API is not served, or your account may not get "
+                   "clusterqueues/pendingworkloads)")
 
 
 @command("logs")

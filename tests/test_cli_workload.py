@@ -859,8 +859,15 @@ def test_describe(outputs: Path, server: FakeApiServer) -> None:
         "Events:\n"
         "    60m Normal SuccessfulCreate JobSet: Created job w1-slice-0\n"
         "    30m Normal Admitted Workload: Admitted by ClusterQueue cluster-queue\n"
+        "Admission checks:\n"
+        "  none\n"
+        "Queue position: not known: Kueue's visibility API did not answer (not served, or "
+        "your account may not get localqueues/pendingworkloads)\n"
+        "Pod scheduling events:\n"
+        "  none\n"
+        "Verdict: admitted: pods are starting or running\n"
     )
-    assert [(r.path, r.query) for r in server.state.requests] == [
+    assert [(r.path, r.query) for r in server.state.requests][:6] == [
         (f"{JOBSETS}/w1", {}),
         (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads", {}),
         (f"/api/v1/namespaces/{NS}/pods", {"labelSelector": [
@@ -869,6 +876,8 @@ def test_describe(outputs: Path, server: FakeApiServer) -> None:
             "involvedObject.kind=JobSet,involvedObject.name=w1"]}),
         (f"/api/v1/namespaces/{NS}/events", {"fieldSelector": [
             "involvedObject.kind=Workload,involvedObject.name=jobset-w1-1a2b3"]}),
+        ("/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/training/localqueues/main/"
+         "pendingworkloads", {}),
     ]
 
 
