@@ -20,6 +20,8 @@ from submit.cli_options import lazy_group
 _COMMANDS = {
     "accelerators": ("submit.accelerators", "accelerators",
                      "List the accelerator catalog or what a stack offers; resolve names."),
+    "cluster": ("submit.cluster_cmd", "cluster",
+                "The stack's cluster for other tools: kubeconfig credentials for kubectl."),
     "workload": ("submit.workload", "workload",
                  "Run training workloads as JobSets on a stack's cluster."),
 }

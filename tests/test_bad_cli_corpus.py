@@ -241,6 +241,28 @@ CASES = [
          "{tmp}/kubeconfig-object.json: outputs.kubeconfig: not a string (its content is not "
          "shown: it holds credentials)",
          group=["workload", "--outputs", "{tmp}/kubeconfig-object.json"]),
+    Case("namespace-after-command", ["list", "-n", "Team_A"], "--namespace",
+         f"'Team_A' {NS_RULE}"),
+    Case("namespace-before-command", ["list"], "--namespace", f"'Team_A' {NS_RULE}",
+         group=["workload", "--stack", "dev", "-n", "Team_A"]),
+    Case("stack-name-after-command", ["list", "--stack", "my stack"], "--stack",
+         "'my stack' is not a stack name (letters, digits, '-', '_' and '.', optionally as "
+         "ORG/STACK or ORG/PROJECT/STACK)", group=["workload"]),
+    Case("outputs-after-command-missing", ["list", "--outputs", "{tmp}/nope.json"],
+         "--outputs", "cannot read outputs file {tmp}/nope.json: No such file or directory",
+         group=["workload"]),
+    # -- cluster credentials ------------------------------------------------------------------
+    Case("credentials-kubeconfig-not-yaml", ["--kubeconfig", "{tmp}/broken.yaml"],
+         "--kubeconfig", "{tmp}/broken.yaml is not YAML (line 2, column 1); its content is "
+         "not shown: it holds credentials", STACK,
+         group=["cluster", "credentials", "--stack", "dev"]),
+    Case("credentials-kubeconfig-not-a-mapping", ["--kubeconfig", "{tmp}/list.yaml"],
+         "--kubeconfig", "{tmp}/list.yaml is not a kubeconfig (not a mapping)", STACK,
+         group=["cluster", "credentials", "--stack", "dev"]),
+    Case("credentials-kubeconfig-binary", ["--kubeconfig", "{tmp}/model.bin"],
+         "--kubeconfig", "cannot read {tmp}/model.bin: 'utf-8' codec can't decode byte 0x89 "
+         "in position 0: invalid start byte",
+         group=["cluster", "credentials", "--stack", "dev"]),
     # -- accelerators ------------------------------------------------------------------------
     Case("accelerators-unknown", ["v5p-12"], "NAME",
          "'v5p-12' is not a TPU v5p slice; did you mean v5p-8 or v5p-16?",
@@ -264,6 +286,7 @@ def _files(tmp: Path) -> None:
     (tmp / "nul.txt").write_bytes(b"lr: 0.1\x00\n")
     (tmp / "big.txt").write_bytes(b"x" * (MAX_CONFIG_BYTES + 1))
     (tmp / "broken.yaml").write_text("kind: [JobSet\n")
+    (tmp / "list.yaml").write_text("- a\n- b\n")
     (tmp / "deployment.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\n"
                                          "metadata: {name: x, namespace: training}\n")
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha1", "kind": "JobSet",

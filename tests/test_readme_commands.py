@@ -153,6 +153,7 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
 
     for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))  # never the user's
     fake = install(tmp_path, monkeypatch)
     for name in STACKS:
         data = stacks.outputs(name)
@@ -210,5 +211,8 @@ def _check(command: str, argv: list[str], stdout: str, server: FakeApiServer,
         assert stdout == "step 1 loss 2.31\nstep 2 loss 2.12\n", command
     if "delete" in argv:
         assert server.state.jobsets == {}, command
+    if argv[:2] == ["cluster", "credentials"]:
+        kubeconfig = yaml.safe_load((work.parent / "kubeconfig").read_text())
+        assert kubeconfig["current-context"].startswith("accelstack-"), command
     if argv[:1] == ["accelerators"] and ("--stack" in argv or "--outputs" in argv):
         assert "POOL" in stdout.splitlines()[0], command
