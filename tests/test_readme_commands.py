@@ -213,6 +213,8 @@ def _check(command: str, argv: list[str], stdout: str, server: FakeApiServer,
         assert server.state.jobsets == {}, command
     if argv[:2] == ["cluster", "credentials"]:
         kubeconfig = yaml.safe_load((work.parent / "kubeconfig").read_text())
-        assert kubeconfig["current-context"].startswith("accelstack-"), command
+        # The stack's kubeconfig here points at the fake server (context "test").
+        assert kubeconfig["current-context"] == "test", command
+        assert kubeconfig["clusters"][0]["cluster"]["server"] == server.url, command
     if argv[:1] == ["accelerators"] and ("--stack" in argv or "--outputs" in argv):
         assert "POOL" in stdout.splitlines()[0], command
