@@ -410,7 +410,7 @@ def _read_manifest(file: str) -> list[dict[str, Any]]:
 @command("list")
 @namespace_option
 @click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
-              default="table", show_default=True)
+              default="table", show_default=True, help="Output format.")
 @pass_ctx
 def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     """List workloads with their Kueue admission and JobSet state."""

@@ -90,3 +90,29 @@ def test_the_readme_enables_it(line: str) -> None:
     res = subprocess.run([str(exe)], env={**os.environ, "_SUBMIT_COMPLETE": f"{shell}_source"},
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and marker in res.stdout, res.stdout + res.stderr
+
+
+def test_every_option_has_help_and_summaries_are_whole() -> None:
+    """Help text: every option of every command explains itself; command lists show each
+    command's whole first sentence."""
+    import click
+    from click.testing import CliRunner
+
+    missing = []
+
+    def walk(cmd: click.Command, path: list[str]) -> None:
+        ctx = click.Context(cmd)
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                assert sub is not None
+                walk(sub, [*path, name])
+        missing.extend(f"{' '.join(path)} {p.opts}" for p in cmd.params
+                       if isinstance(p, click.Option) and not p.help and not p.hidden)
+    walk(main, ["submit"])
+    assert missing == []
+    out = CliRunner().invoke(main, ["workload", "--help"]).output
+    commands = out.split("Commands:\n", 1)[1]
+    assert "..." not in commands, commands
+    assert "why a workload is where it is" in " ".join(commands.lower().split())
+    assert "[env var: ACCELSTACK_STACK]" in out
