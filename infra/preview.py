@@ -205,7 +205,7 @@ def _show(value: Any, present: bool) -> str:
 @click.option("--policy", "run_policy", is_flag=True,
               help="Report policy findings; exit 3 if any is not waived.")
 @click.option("--quiet", is_flag=True,
-              help="Do not print the desired state (the summary goes to stderr).")
+              help="Do not print the desired state (nor its summary).")
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
               help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
                    "[default: the nearest directory at or above this one with a "
@@ -247,11 +247,10 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     if problems:
         raise BadStack(problems)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
-    for doc in docs if not (show_diff or check_snapshots or update_snapshots) else []:
+    for doc in docs if not quiet else []:
         # The summary first; as YAML comments, so that stdout stays the YAML it was.
-        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False, err=quiet)
-        if not quiet:
-            click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
+        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
+        click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
     if outputs_file:
         try:
             Path(outputs_file).write_text(json.dumps(docs[0]["outputs"], indent=2,
