@@ -16,5 +16,5 @@ def outputs_file(stack: str = "v5e-spot") -> Path:
     path = Path(tempfile.mkdtemp(prefix="accelstack-bench-")) / f"{stack}.json"
     preview = Path(sys.executable).with_name("accelstack-preview")
     subprocess.run([str(preview), stack, "--quiet", "--outputs", str(path)], check=True,
-                   cwd=ROOT)
+                   cwd=ROOT, capture_output=True)
     return path

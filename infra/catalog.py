@@ -15,7 +15,6 @@ and ``v6e-8-1vm`` (the plain names are the two-VM slices, as in xpk).
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -720,4 +719,6 @@ def _closest(key: str, pool: list[str]) -> list[str]:
             if above:
                 picks.append(min(above)[1])
             return picks
+    import difflib  # only for a name that did not resolve: not on the render path
+
     return difflib.get_close_matches(key, pool, n=3, cutoff=0.5)

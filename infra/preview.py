@@ -13,6 +13,7 @@ changed, field by field. ``--policy`` runs the policy rules (``infra.policy``).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,55 @@ import yaml
 STACKS_DIR = Path("stacks")
 
 
-def _stack_path(ref: str) -> Path:
+def _stack_path(ref: str, root: Path = Path(".")) -> Path:
     path = Path(ref)
     if path.suffix == ".yaml":
         return path
-    return STACKS_DIR / f"Pulumi.{ref}.yaml"
+    return root / STACKS_DIR / f"Pulumi.{ref}.yaml"
+
+
+def find_project(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding a Pulumi.yaml (as the Pulumi
+    CLI looks for its project)."""
+    for d in [start, *start.parents]:
+        if (d / "Pulumi.yaml").is_file():
+            return d
+    return None
+
+
+def _no_stack(path: Path, root: Path) -> str:
+    """No such stack file: name the stacks there are and the nearest to what was typed."""
+    import difflib
+
+    names = sorted(p.name[len("Pulumi."):-len(".yaml")]
+                   for p in (root / STACKS_DIR).glob("Pulumi.*.yaml"))
+    typed = path.name[len("Pulumi."):-len(".yaml")] if path.name.startswith("Pulumi.") \
+        else path.stem
+    close = difflib.get_close_matches(typed, names, n=2, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return (f"{path}: no such stack file{hint} (stacks: {', '.join(names) or 'none'})")
+
+
+def summary(doc: dict[str, Any]) -> list[str]:
+    """The lines that open a stack's preview: resources by type, outputs, policy verdict."""
+    from collections import Counter
+
+    counts = Counter(r["type"] for r in doc["resources"])
+    findings = doc["policy"]["findings"]
+    violations = [f for f in findings if "waived" not in f]
+    verdict = ("policy: ok" if not findings else
+               f"policy: {len(violations)} violation(s), "
+               f"{len(findings) - len(violations)} waived finding(s)")
+    outputs = doc["outputs"]
+    contract = outputs.get("accelstack", {}) if isinstance(outputs, dict) else {}
+    pools = ", ".join(f"{p.get('name')} ({p.get('accelerator')} x{p.get('sliceCount')}, "
+                      f"{p.get('capacityMode')})" for p in contract.get("slicePools", []))
+    lines = [f"stack {doc['stack']}: {sum(counts.values())} resources",
+             *(f"  {n:4d} {t}" for t, n in sorted(counts.items())),
+             f"outputs: {', '.join(sorted(outputs)) or 'none'}"
+             + (f"; pools: {pools}" if pools else ""),
+             verdict]
+    return lines
 
 
 def _mask(value: Any) -> Any:
@@ -90,8 +135,8 @@ def dump(doc: dict[str, Any]) -> str:
     return str(yaml.safe_dump(doc, sort_keys=True, width=100))
 
 
-def snapshot_path(stack: str) -> Path:
-    return SNAPSHOTS_DIR / f"{stack}.yaml"
+def snapshot_path(stack: str, root: Path = Path(".")) -> Path:
+    return root / SNAPSHOTS_DIR / f"{stack}.yaml"
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -159,9 +204,15 @@ def _show(value: Any, present: bool) -> str:
 @click.option("--update-snapshots", is_flag=True, help="Rewrite the snapshots.")
 @click.option("--policy", "run_policy", is_flag=True,
               help="Report policy findings; exit 3 if any is not waived.")
-@click.option("--quiet", is_flag=True, help="Do not print the desired state.")
+@click.option("--quiet", is_flag=True,
+              help="Do not print the desired state (nor its summary).")
+@click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
+              help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
+                   "[default: the nearest directory at or above this one with a "
+                   "Pulumi.yaml].")
 def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
-         check_snapshots: bool, update_snapshots: bool, run_policy: bool, quiet: bool) -> None:
+         check_snapshots: bool, update_snapshots: bool, run_policy: bool, quiet: bool,
+         project_dir: str | None) -> None:
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
 
@@ -172,15 +223,20 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     from infra.program import StackConfigError
     from infra.stack_file import StackFileError
 
-    paths = [_stack_path(s) for s in stacks] or sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
+    found = find_project(Path.cwd())
+    root = Path(project_dir) if project_dir else (
+        Path(os.path.relpath(found)) if found else Path("."))
+    paths = [_stack_path(s, root) for s in stacks] or sorted(
+        (root / STACKS_DIR).glob("Pulumi.*.yaml"))
     if not paths:
-        raise click.UsageError(f"no stack files in {STACKS_DIR}/ (run from the project root "
-                               "or name a Pulumi.<stack>.yaml file)")
+        raise click.UsageError(f"no stack files in {root / STACKS_DIR}/ (run inside the "
+                               "project, pass --project-dir, or name a Pulumi.<stack>.yaml "
+                               "file)")
     if outputs_file and len(paths) != 1:
         raise click.UsageError("--outputs takes exactly one STACK")
     for path in paths:
         if not path.is_file():
-            raise click.BadParameter(f"{path}: no such stack file", param_hint="'STACK'")
+            raise click.BadParameter(_no_stack(path, root), param_hint="'STACK'")
     docs = []
     problems: list[str] = []
     for path in paths:
@@ -191,14 +247,22 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     if problems:
         raise BadStack(problems)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
-    if not quiet:
-        click.echo("---\n".join(dump(d) for d in docs), nl=False)
+    for doc in docs if not quiet else []:
+        # The summary first; as YAML comments, so that stdout stays the YAML it was.
+        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
+        click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
     if outputs_file:
-        Path(outputs_file).write_text(json.dumps(docs[0]["outputs"], indent=2, sort_keys=True)
-                                      + "\n")
+        try:
+            Path(outputs_file).write_text(json.dumps(docs[0]["outputs"], indent=2,
+                                                     sort_keys=True) + "\n")
+        except OSError as e:
+            raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
+                                     param_hint="'--outputs'") from None
+        click.echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)",
+                   err=True)
     changed = []
     for doc in docs:
-        snap = snapshot_path(doc["stack"])
+        snap = snapshot_path(doc["stack"], root)
         if update_snapshots:
             snap.parent.mkdir(parents=True, exist_ok=True)
             snap.write_text(dump(doc))

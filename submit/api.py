@@ -206,14 +206,16 @@ def hold(objs: list[dict[str, Any]], after: str | None = None) -> list[dict[str,
     return out
 
 
-def submit(cluster: Any, objs: list[dict[str, Any]], replace: bool = False) -> Submitted:
-    """Apply rendered objects; refuse to overwrite a live workload unless ``replace``.
+def submit(cluster: Any, objs: list[dict[str, Any]], replace: bool = False,
+           waiting: Callable[[float], None] = time.sleep) -> Submitted:
+    """Apply rendered objects; refuse to overwrite a live workload unless ``replace``
+    (``waiting`` sleeps while the old one is deleted: a CLI shows progress there).
 
     Nothing is half-applied: a JobSet the cluster refuses leaves no ConfigMap or
     ComputeDomain behind. No message quotes an env value."""
     values = sorted(_env_values(objs), key=len, reverse=True)
     try:
-        return _submit(cluster, objs, replace)
+        return _submit(cluster, objs, replace, waiting)
     except ClusterError as e:
         message = e.message
         for value in values:
@@ -223,7 +225,8 @@ def submit(cluster: Any, objs: list[dict[str, Any]], replace: bool = False) -> S
         raise ClusterError(message) from None
 
 
-def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool) -> Submitted:
+def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool,
+            waiting: Callable[[float], None]) -> Submitted:
     js = _jobset(objs)
     ns, name = js["metadata"]["namespace"], js["metadata"]["name"]
     existing = _call(lambda: cluster.get_jobset(ns, name))
@@ -236,7 +239,7 @@ def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool) -> Submitte
         for _ in range(120):  # foreground deletion: wait until it is gone
             if _call(lambda: cluster.get_jobset(ns, name)) is None:
                 break
-            time.sleep(1)
+            waiting(1)
         for cm in (o for o in objs if o["kind"] == "ConfigMap"):
             # Its owner is gone; do not apply onto an object being garbage-collected.
             cm_name = cm["metadata"]["name"]

@@ -13,22 +13,28 @@ from __future__ import annotations
 
 import click
 
-from submit.accelerators import accelerators
-from submit.experiment.commands import experiment, release
-from submit.group_cli import create_group
-from submit.local.commands import run_local
-from submit.workload import workload
+from submit.cli_options import lazy_group
+
+# Each command's module is imported when the command runs (or its help is asked for):
+# `submit --help` and shell completion of command names load none of them.
+_COMMANDS = {
+    "accelerators": ("submit.accelerators", "accelerators",
+                     "List the accelerator catalog or what a stack offers; resolve names."),
+    "cluster": ("submit.cluster_cmd", "cluster",
+                "The stack's cluster for other tools: kubeconfig credentials for kubectl."),
+    "workload": ("submit.workload", "workload",
+                 "Run training workloads as JobSets on a stack's cluster."),
+    "experiment": ("submit.experiment.commands", "experiment",
+                   "Sweeps as one experiment: trials from a file, submitted and managed "
+                   "together."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=lazy_group(_COMMANDS), context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="accelstack")
 def main() -> None:
-    """Render, check and run training workloads on an accelstack cluster."""
+    """Render, check and run training workloads on an accelstack cluster.
 
-
-main.add_command(accelerators)
-main.add_command(workload)
-workload.add_command(run_local)
-workload.add_command(release)
-workload.add_command(create_group)
-main.add_command(experiment)
+    Shell completion: see the README ("Shell completion"), e.g. for bash
+    `eval "$(_SUBMIT_COMPLETE=bash_source submit)"`.
+    """

@@ -27,6 +27,13 @@ FIELD_MANAGER = "accelstack-submit"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 WORKLOAD = ("kueue.x-k8s.io", "v1beta2", "workloads")
 COMPUTE_DOMAIN = ("resource.nvidia.com", "v1beta1", "computedomains")  # A4X multi-node
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+# Kueue's on-demand visibility API, served by the Kueue controller through an APIService:
+# group visibility.kueue.x-k8s.io, version v1beta2, subresource pendingworkloads of
+# ClusterQueues and of namespaced LocalQueues (Kueue's apis/visibility/v1beta2/types.go;
+# https://kueue.sigs.k8s.io/docs/tasks/manage/monitor_pending_workloads/pending_workloads_on_demand/:
+# `kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/NS/localqueues/Q/pendingworkloads`).
+VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 RETRIES = 3
 TIMEOUT = 30.0
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
@@ -328,3 +335,41 @@ class Cluster:
                             f"({e.__class__.__name__}); run the command again") from None
         if buf:
             yield buf.decode("utf-8", "replace")
+
+
+    # -- Kueue queues and the visibility API (describe, `workload queue`) ----------------
+
+    def get_local_queue(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = self._call(f"get LocalQueue {namespace}/{name}", lambda: (
+                self.custom.get_namespaced_custom_object(
+                    *KUEUE, namespace, "localqueues", name, _request_timeout=self.timeout)))
+            return found
+        except NotFound:
+            return None
+
+    def list_cluster_queues(self) -> list[dict[str, Any]]:
+        result = self._call("list ClusterQueues", lambda: (
+            self.custom.list_cluster_custom_object(*KUEUE, "clusterqueues",
+                                                   _request_timeout=self.timeout)))
+        return list(result.get("items", []))
+
+    def pending_workloads(self, path: str) -> list[dict[str, Any]] | None:
+        """Items of a pendingworkloads summary (``path``: ``clusterqueues/CQ`` or
+        ``namespaces/NS/localqueues/LQ``), in queue order; None when the visibility API is
+        not served or this user may not read it (the caller says so)."""
+        def call() -> Any:
+            # No generated API class for this aggregated API: the client's own request path.
+            params = self.api.param_serialize(
+                "GET", f"{VISIBILITY}/{path}/pendingworkloads",
+                header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+            resp = self.api.call_api(*params, _request_timeout=self.timeout)
+            resp.read()
+            return self.api.response_deserialize(resp, {"200": "object"}).data
+        try:
+            result = self._call(f"read pending workloads of {path}", call)
+        except KubeError as e:
+            if e.status in (401, 403, 404, 503):
+                return None
+            raise
+        return list((result or {}).get("items") or [])

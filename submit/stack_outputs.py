@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +79,9 @@ def from_file(path: str) -> StackOutputs:
 
 
 def from_pulumi(stack: str, project_dir: str = ".") -> StackOutputs:
+    import shutil  # here: the --outputs path (every cold --dry-run from a file) needs neither
+    import subprocess
+
     check_stack_options(stack, project_dir)
     exe = shutil.which("pulumi")
     if exe is None:

@@ -16,16 +16,19 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
-import yaml
 
-from submit import status as st
-from submit.output import emit
 from submit import spec as sp
+from submit.cli_options import (DURATION, complete, lazy_group, namespace_option,
+                                 stack_group_options, stack_options)
+from submit.output import dump_objects
 from submit.spec import SpecError
-from submit.stack_outputs import OptionError, OutputsError, read
+
+if TYPE_CHECKING:
+    from submit import status as st
+
 
 EXIT_FAILED = 3  # `wait`: the workload failed
 EXIT_TIMEOUT = 4  # `wait`: the timeout passed first
@@ -43,16 +46,20 @@ def bad_input() -> Iterator[None]:
 class Context:
     """What every command shares: where the outputs come from, loaded once, on demand."""
 
-    def __init__(self, stack: str | None, outputs_file: str | None, project_dir: str) -> None:
+    def __init__(self, stack: str | None, outputs_file: str | None, project_dir: str,
+                 namespace: str | None = None) -> None:
         self.stack = stack
         self.outputs_file = outputs_file
         self.project_dir = project_dir
+        self.namespace = namespace
         self._outputs: Any = None
         self._cluster: Any = None
 
     @property
     def outputs(self) -> Any:
         if self._outputs is None:
+            from submit.stack_outputs import OptionError, OutputsError, read
+
             try:
                 self._outputs = read(self.stack, self.outputs_file, self.project_dir)
             except OptionError as e:
@@ -88,26 +95,31 @@ def kube_call(fn: Callable[[], Any]) -> Any:
         raise click.ClickException(str(e)) from None
 
 
-@click.group("workload")
-@click.option("--stack", envvar="ACCELSTACK_STACK", metavar="NAME",
-              help="Pulumi stack whose outputs describe the cluster [env ACCELSTACK_STACK].")
-@click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS", metavar="FILE",
-              help="Read the outputs from FILE (JSON of `pulumi stack output --json "
-                   "--show-secrets`, or an offline preview's) [env ACCELSTACK_OUTPUTS].")
-@click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", default=".",
-              show_default=True, help="Pulumi project directory [env ACCELSTACK_PROJECT_DIR].")
+@click.group("workload", cls=lazy_group({
+    "run-local": ("submit.local.commands", "run_local",
+                  "Run a workload here, one process per pod, as `create` would render it."),
+    "release": ("submit.experiment.commands", "release",
+                "Hand a held workload (create --after, experiment --max-running) to Kueue."),
+    "create-group": ("submit.group_cli", "create_group",
+                     "Create one workload of several roles (a job group) from a file."),
+}))
+@stack_group_options
 @click.pass_context
 def workload(ctx: click.Context, stack: str | None, outputs_file: str | None,
-             project_dir: str) -> None:
-    """Run training workloads as JobSets on a stack's cluster."""
-    ctx.obj = Context(stack, outputs_file, project_dir)
+             project_dir: str, namespace: str | None) -> None:
+    """Run training workloads as JobSets on a stack's cluster.
+
+    --stack, --outputs, --project-dir and -n/--namespace may also be given after the
+    command (`submit workload create --stack dev ...`).
+    """
+    ctx.obj = Context(stack, outputs_file, project_dir, namespace)
 
 
-def _emit_objects(objs: list[dict[str, Any]], fmt: str) -> None:
-    if fmt == "json":
-        click.echo(json.dumps(objs if len(objs) > 1 else objs[0], indent=2))
-    else:
-        click.echo(yaml.safe_dump_all(objs, sort_keys=False), nl=False)
+def command(name: str) -> Callable[[Callable[..., Any]], click.Command]:
+    """A `submit workload` command: the stack options are accepted after it too."""
+    def wrap(f: Callable[..., Any]) -> click.Command:
+        return workload.command(name)(stack_options(f))
+    return wrap
 
 
 def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = False) -> None:
@@ -115,24 +127,44 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
     --replace."""
     from submit import api
 
+    progress: Any = None
+
+    def waiting(seconds: float) -> None:
+        nonlocal progress
+        if progress is None:
+            from submit.progress import Progress
+
+            progress = Progress()
+            progress.line(f"--replace: deleting the running workload; waiting until it is gone")
+        progress.sleep(seconds, "deleting the running workload")
+
     try:
-        done = api.submit(ctx.cluster, objs, replace)
+        done = api.submit(ctx.cluster, objs, replace, waiting)
     except api.ClusterError as e:
         raise click.ClickException(e.message) from None
+    finally:
+        if progress is not None:
+            progress.done()
     if done.held:
         click.echo(f"workload {done.name} created held in namespace {done.namespace} "
                    f"(queue {done.queue}); `submit workload release {done.name}` hands it to "
                    "Kueue", err=True)
         return
-    click.echo(f"workload {done.name} submitted to namespace {done.namespace} "
-               f"(queue {done.queue})", err=True)
+    from submit.next_steps import lines
+
+    js = next(o for o in objs if o["kind"] == "JobSet")
+    stack_args = (["--outputs", ctx.outputs_file] if ctx.outputs_file
+                  else ["--stack", ctx.stack] if ctx.stack else [])
+    if done.namespace != ctx.outputs.workload_namespace:
+        stack_args += ["-n", done.namespace]
+    click.echo("\n".join(lines(js, ctx.outputs.cluster, stack_args)), err=True)
 
 
-@workload.command("create")
+@command("create")
 @click.option("--workload", "name", required=True, help="Workload (JobSet) name.")
-@click.option("--accelerator", required=True,
+@click.option("--accelerator", required=True, shell_complete=complete("accelerators"),
               help="Slice type, any accepted name form (v5p-128, v5p-4x4x4, h100-mega-80gb-8).")
-@click.option("--pool", help="Slice pool, when the stack has several of this accelerator.")
+@click.option("--pool", shell_complete=complete("pools"), help="Slice pool, when the stack has several of this accelerator.")
 @click.option("--num-slices", type=int, help="TPU slices (multislice).")
 @click.option("--num-nodes", type=int, help="GPU or CPU nodes.")
 @click.option("--image", help="Container image (or --script-dir with --base-image).")
@@ -149,7 +181,7 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
 @click.option("--env-file", type=click.Path(dir_okay=False), help="File of KEY=VALUE lines.")
 @click.option("--secret-env", multiple=True, metavar="NAME=SECRET/KEY",
               help="Environment variable from a key of a Kubernetes Secret.")
-@click.option("--priority", help="Kueue priority class (very-low .. very-high), or 'none' "
+@click.option("--priority", shell_complete=complete("priorities"), help="Kueue priority class (very-low .. very-high), or 'none' "
               f"for Kueue's priority 0.  [default: {sp.DEFAULT_PRIORITY}]")
 @click.option("--max-restarts", type=int, default=sp.DEFAULT_MAX_RESTARTS, show_default=True,
               help="Times the whole workload may restart after a failure that "
@@ -191,13 +223,15 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
 @click.option("--elastic-slices", type=int, metavar="N",
               help="With --pathways: slices that may fail and come back without failing "
                    "the workload.")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @click.option("--queue", help="LocalQueue (default: the namespace's queue).")
 @click.option("--dry-run", is_flag=True, help="Print the objects; apply nothing.")
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
-              show_default=True, help="Format of --dry-run and --export.")
+              show_default=True, help="Format of --dry-run and --export (several objects: "
+              "one Kubernetes List).")
 @click.option("--export", "export_file", type=click.Path(dir_okay=False),
-              help="Also write the objects to FILE (for `submit workload apply`).")
+              help="Write the objects to FILE and apply nothing (then `submit workload "
+                   "apply FILE`).")
 @click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
 @click.option("--after", metavar="WORKLOAD", help="Create it held (suspended, not queued) "
               "until WORKLOAD has succeeded: `submit workload release NAME` queues it.")
@@ -250,15 +284,10 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
     if after is not None:
         objs = api.hold(objs, after)
     if export_file:
-        text = (json.dumps(objs, indent=2) + "\n" if fmt == "json"
-                else yaml.safe_dump_all(objs, sort_keys=False))
-        try:
-            Path(export_file).write_text(text)
-        except OSError as e:
-            raise click.BadParameter(f"cannot write {export_file}: {e.strerror}",
-                                     param_hint="'--export'") from None
+        _export(objs, fmt, export_file)
     if dry_run:
-        _emit_objects(objs, fmt)
+        click.echo(dump_objects(objs, fmt), nl=False)
+    if dry_run or export_file:
         return
     apply_objects(ctx, objs, replace)
     if pathways and headless:
@@ -270,7 +299,17 @@ def create(ctx: Context, name: str, accelerator: str, pool: str | None,
                    f"JAX_PLATFORMS=proxy JAX_BACKEND_TARGET=grpc://localhost:{PROXY_PORT}")
 
 
-@workload.command("apply")
+def _export(objs: list[dict[str, Any]], fmt: str, export_file: str) -> None:
+    try:
+        Path(export_file).write_text(dump_objects(objs, fmt))
+    except OSError as e:
+        raise click.BadParameter(f"cannot write {export_file}: {e.strerror}",
+                                 param_hint="'--export'") from None
+    click.echo(f"wrote {export_file}; apply it with `submit workload apply {export_file}`",
+               err=True)
+
+
+@command("apply")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
 @pass_ctx
@@ -295,9 +334,14 @@ def _read_manifest(file: str) -> list[dict[str, Any]]:
         raise bad(f": cannot read it: {e.strerror}") from None
     except UnicodeDecodeError:
         raise bad(" is not YAML or JSON: it is not UTF-8 text") from None
+    import yaml
+
+    from submit.output import unwrap
+
     try:
         loaded = json.loads(text) if text.lstrip().startswith(("[", "{")) else \
             [d for d in yaml.safe_load_all(text) if d]
+        loaded = unwrap(loaded if isinstance(loaded, list) else [loaded])
     except ValueError as e:
         raise bad(f" is not YAML or JSON: {e}") from None
     except yaml.YAMLError as e:
@@ -336,13 +380,15 @@ def _read_manifest(file: str) -> list[dict[str, Any]]:
 
 # -- reading workloads ------------------------------------------------------------------
 
-@workload.command("list")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@command("list")
+@namespace_option
 @click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
-              default="table", show_default=True)
+              default="table", show_default=True, help="Output format.")
 @pass_ctx
 def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     """List workloads with their Kueue admission and JobSet state."""
+    from submit import status as st
+
     with bad_input():
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
@@ -350,15 +396,19 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     jobsets = kube_call(lambda: cluster.list_jobsets(ns, "app.kubernetes.io/managed-by=accelstack"))
     kueue = kube_call(lambda: cluster.list_workloads(ns))
     rows = [st.summary(js, kueue, now=time.time()) for js in jobsets]
+    from submit.output import emit
+
     emit(rows, fmt, st.LIST_COLUMNS)
 
 
-@workload.command("describe")
-@click.argument("name")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@command("describe")
+@click.argument("name", shell_complete=complete("workloads"))
+@namespace_option
 @pass_ctx
 def describe(ctx: Context, name: str, namespace: str | None) -> None:
     """Why a workload is where it is: Kueue conditions, events, pods by slice and worker."""
+    from submit import status as st
+
     with bad_input():
         sp.check_workload_name(name)
         sp.check_namespace(namespace)
@@ -375,21 +425,92 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
         wl_name = wl["metadata"]["name"]
         events += kube_call(lambda: cluster.events(ns, "Workload", wl_name))
     click.echo(st.describe(js, wl, pods, events, now=time.time()), nl=False)
+    click.echo(_why_pending(cluster, ns, js, wl, pods))
 
 
-@workload.command("logs")
-@click.argument("name")
+MAX_POD_EVENTS = 8  # pods whose events describe reads (the first ones tell the story)
+
+
+def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] | None,
+                 pods: list[dict[str, Any]]) -> str:
+    """Admission checks, queue position, the pods' scheduling events and the verdict."""
+    from submit import status as st
+    from submit import why
+
+    queue = (js["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name")
+    pending = kube_call(lambda: cluster.pending_workloads(
+        f"namespaces/{ns}/localqueues/{queue}")) if queue else None
+    entry = why.position(pending, wl)
+    pod_events: list[dict[str, Any]] = []
+    for pod in pods[:MAX_POD_EVENTS]:
+        pod_name = pod["metadata"]["name"]
+        pod_events += kube_call(lambda: cluster.events(ns, "Pod", pod_name))
+    lines = ["Admission checks:", *(why.admission_checks(wl) or ["  none"]),
+             f"Queue position: {why.position_line(entry, pending, queue)}",
+             "Pod scheduling events:"]
+    sched = why.scheduling_events(pod_events)
+    lines += [f"  {e.get('type', '')} {e.get('reason', '')} "
+              f"{e['involvedObject'].get('name', '')}: {e.get('message', '')}" for e in sched]
+    if not sched:
+        lines.append("  none")
+    lines.append(f"Verdict: {why.verdict(wl, st.jobset_state(js), entry, pod_events)}")
+    return "\n".join(lines)
+
+
+@command("queue")
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
+              default="table", show_default=True, help="Output format.")
+@pass_ctx
+def queue(ctx: Context, fmt: str) -> None:
+    """Kueue's ClusterQueues: per flavor, nominal quota, usage, borrowing, pending and
+    admitted counts, then the pending workloads in order with their priority.
+
+    Needs `list` on clusterqueues (kueue.x-k8s.io) and `get` on
+    clusterqueues/pendingworkloads (visibility.kueue.x-k8s.io); without the latter the
+    pending list is left out and said so.
+    """
+    from submit import queue_view
+    from submit.output import emit, table
+
+    cluster = ctx.cluster
+    cqs = kube_call(cluster.list_cluster_queues)
+    rows = queue_view.quota_rows(cqs)
+    pending: list[dict[str, Any]] = []
+    unknown = []
+    for cq in sorted(c["metadata"]["name"] for c in cqs):
+        items = kube_call(lambda cq=cq: cluster.pending_workloads(  # type: ignore[misc]
+            f"clusterqueues/{cq}"))
+        if items is None:
+            unknown.append(cq)
+        else:
+            pending += queue_view.pending_rows(cq, items)
+    if fmt != "table":
+        emit({"quotas": rows, "pending": pending, "pendingUnknown": unknown}, fmt)
+        return
+    click.echo(table(rows, queue_view.COLUMNS), nl=False)
+    click.echo("\nPending workloads, in admission order:")
+    click.echo(table(pending, queue_view.PENDING_COLUMNS) if pending else "  none\n", nl=False)
+    if unknown:
+        click.echo(f"(pending lists not readable for {', '.join(unknown)}: Kueue's visibility "
+                   "API is not served, or your account may not get "
+                   "clusterqueues/pendingworkloads)")
+
+
+@command("logs")
+@click.argument("name", shell_complete=complete("workloads"))
 @click.option("--slice", "slice_index", type=int, default=0, show_default=True,
               help="Slice (TPU) or replica index.")
 @click.option("--worker", type=int, default=0, show_default=True,
               help="Worker (pod) index within the slice.")
 @click.option("-f", "--follow", is_flag=True, help="Stream new lines as they come.")
 @click.option("--tail", type=int, help="Only the last N lines.")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @pass_ctx
 def logs(ctx: Context, name: str, slice_index: int, worker: int, follow: bool,
          tail: int | None, namespace: str | None) -> None:
     """Print a worker's log (default: slice 0, worker 0)."""
+    from submit import status as st
+
     with bad_input():
         sp.check_workload_name(name)
         sp.check_index("--slice", slice_index)
@@ -433,24 +554,32 @@ def _check_shape(cluster: Any, ns: str, name: str, slice_index: int, worker: int
                            f"workload {name}")
 
 
-@workload.command("wait")
-@click.argument("name")
-@click.option("--timeout", type=int, default=3600, show_default=True, metavar="SECONDS")
-@click.option("--interval", type=float, default=10.0, show_default=True, metavar="SECONDS",
-              help="Seconds between checks.")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@command("wait")
+@click.argument("name", shell_complete=complete("workloads"))
+@click.option("--timeout", type=DURATION, default="1h", show_default=True,
+              metavar="DURATION", help="How long to wait: seconds, or 90s, 30m, 12h, 1h30m.")
+@click.option("--interval", type=DURATION, default="10s", show_default=True,
+              metavar="DURATION", help="Time between checks (90s, 1m, ...).")
+@namespace_option
 @pass_ctx
-def wait(ctx: Context, name: str, timeout: int, interval: float, namespace: str | None) -> None:
+def wait(ctx: Context, name: str, timeout: float, interval: float,
+         namespace: str | None) -> None:
     """Wait until the workload succeeds (exit 0), fails (exit 3) or the timeout passes
     (exit 4), printing each change of state."""
+    from submit import status as st
+
     with bad_input():
         sp.check_workload_name(name)
-        sp.check_range("--timeout", timeout, 0, sys.maxsize)
+        if timeout < 0:
+            raise SpecError("--timeout", f"{timeout:g}s is below 0")
         if not math.isfinite(interval) or interval <= 0:
             raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
+    from submit.progress import Progress
+
+    progress = Progress()
     deadline = time.monotonic() + timeout
     last = None
     while True:
@@ -461,9 +590,11 @@ def wait(ctx: Context, name: str, timeout: int, interval: float, namespace: str 
         row = st.summary(js, kueue, now=time.time())
         state = (row["admission"], row["state"], row["restarts"])
         if state != last:
-            click.echo(f"{time.strftime('%H:%M:%S')} {name}: admission={row['admission']} "
-                       f"state={row['state']} restarts={row['restarts']}", err=True)
+            progress.line(f"{time.strftime('%H:%M:%S')} {name}: admission={row['admission']} "
+                          f"state={row['state']} restarts={row['restarts']}")
             last = state
+        if row["state"] in ("Completed", "Failed") or time.monotonic() >= deadline:
+            progress.done()
         if row["state"] == "Completed":
             click.echo(f"workload {name} succeeded")
             return
@@ -471,16 +602,17 @@ def wait(ctx: Context, name: str, timeout: int, interval: float, namespace: str 
             click.echo(f"workload {name} failed: {st.failure_message(js)}")
             sys.exit(EXIT_FAILED)
         if time.monotonic() >= deadline:
-            click.echo(f"workload {name} still {row['state']} after {timeout}s")
+            click.echo(f"workload {name} still {row['state']} after {timeout:g}s")
             sys.exit(EXIT_TIMEOUT)
-        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+        progress.sleep(min(interval, max(0.0, deadline - time.monotonic())),
+                       f"waiting for {name}: {row['state']}")
 
 
-@workload.command("delete")
-@click.argument("names", nargs=-1)
+@command("delete")
+@click.argument("names", nargs=-1, shell_complete=complete("workloads"))
 @click.option("--all", "all_", is_flag=True, help="Every accelstack workload in the namespace.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation with --all.")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @pass_ctx
 def delete(ctx: Context, names: tuple[str, ...], all_: bool, yes: bool,
            namespace: str | None) -> None:

@@ -27,6 +27,9 @@ _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$"
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 _EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
+_LOCALQUEUE = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/localqueues/([^/]+)$")
+_CLUSTERQUEUES = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/clusterqueues$")
+_PENDING = re.compile(r"^/apis/visibility\.kueue\.x-k8s\.io/v1beta2/(.+)/pendingworkloads$")
 
 
 @dataclass
@@ -55,6 +58,12 @@ class State:
     pods: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    localqueues: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    clusterqueues: list[dict[str, Any]] = field(default_factory=list)
+    # visibility API: "namespaces/NS/localqueues/LQ" or "clusterqueues/CQ" -> items; a
+    # path not here answers 404 (the API not served), "forbidden" makes it answer 403
+    pending: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    forbidden: set[str] = field(default_factory=set)
     requests: list[Request] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     token: str = "test-token"
@@ -192,6 +201,27 @@ class _Handler(BaseHTTPRequestHandler):
                      if e["involvedObject"]["kind"] == sel.get("involvedObject.kind")
                      and e["involvedObject"]["name"] == sel.get("involvedObject.name")]
             return self._send(200, {"kind": "EventList", "apiVersion": "v1", "items": items})
+        if (m := _LOCALQUEUE.match(url.path)) and method == "GET":
+            lq = st.localqueues.get((m.group(1), m.group(2)))
+            if lq is None:
+                return self._status(404, f'localqueues "{m.group(2)}" not found', "NotFound")
+            return self._send(200, lq)
+        if _CLUSTERQUEUES.match(url.path) and method == "GET":
+            if "clusterqueues" in st.forbidden:
+                return self._status(403, 'clusterqueues.kueue.x-k8s.io is forbidden: User '
+                                    '"dev" cannot list resource "clusterqueues"', "Forbidden")
+            return self._send(200, {"kind": "ClusterQueueList",
+                                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                                    "items": st.clusterqueues})
+        if (m := _PENDING.match(url.path)) and method == "GET":
+            if m.group(1) in st.forbidden:
+                return self._status(403, "forbidden", "Forbidden")
+            if m.group(1) not in st.pending:
+                return self._status(404, "the server could not find the requested resource",
+                                    "NotFound")
+            return self._send(200, {"kind": "PendingWorkloadsSummary",
+                                    "apiVersion": "visibility.kueue.x-k8s.io/v1beta2",
+                                    "metadata": {}, "items": st.pending[m.group(1)]})
         if (m := _LOG.match(url.path)) and method == "GET":
             lines = st.logs.get((m.group(1), m.group(2)))
             if lines is None:

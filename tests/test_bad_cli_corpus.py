@@ -40,6 +40,7 @@ NS_RULE = ("is not a namespace name (a DNS-1123 label): lowercase letters, digit
            "starting and ending with a letter or digit, at most 63 characters")
 ENV_RULE = "(letters, digits, '_', '-' and '.', not starting with a digit)"
 HIDDEN = "the line is not shown: env files hold secrets"
+DURATION = "a number of seconds, or Go/kubectl syntax such as 90s, 30m, 12h or 1h30m"
 
 
 @dataclass(frozen=True)
@@ -217,11 +218,17 @@ CASES = [
          "4 is not within 0 to 3: the largest workload this stack can run has 4 workers per "
          "slice", STACK),
     Case("wait-timeout-negative", ["wait", "w1", "--timeout", "-5"], "--timeout",
-         "-5 is below 0"),
+         f"'-5' is not a duration: give {DURATION}"),
+    Case("wait-timeout-unit", ["wait", "w1", "--timeout", "2 hours"], "--timeout",
+         f"'2 hours' is not a duration: give {DURATION}"),
+    Case("wait-timeout-unit-first", ["wait", "w1", "--timeout", "h1"], "--timeout",
+         f"'h1' is not a duration: give {DURATION}"),
     Case("wait-interval-zero", ["wait", "w1", "--interval", "0"], "--interval",
          "0 is not a number of seconds above 0"),
     Case("wait-interval-nan", ["wait", "w1", "--interval", "nan"], "--interval",
-         "nan is not a number of seconds above 0"),
+         f"'nan' is not a duration: give {DURATION}"),
+    Case("wait-interval-zero-units", ["wait", "w1", "--interval", "0m0s"], "--interval",
+         "0 is not a number of seconds above 0"),
     Case("wait-name", ["wait", "w1.x"], "NAME", f"'w1.x' {DNS}"),
     Case("delete-name", ["delete", "w1", "W2"], "NAMES", f"'W2' {DNS}"),
     Case("delete-namespace", ["delete", "w1", "--namespace", "-x"], "--namespace",
@@ -250,6 +257,28 @@ CASES = [
          "{tmp}/kubeconfig-object.json: outputs.kubeconfig: not a string (its content is not "
          "shown: it holds credentials)",
          group=["workload", "--outputs", "{tmp}/kubeconfig-object.json"]),
+    Case("namespace-after-command", ["list", "-n", "Team_A"], "--namespace",
+         f"'Team_A' {NS_RULE}"),
+    Case("namespace-before-command", ["list"], "--namespace", f"'Team_A' {NS_RULE}",
+         group=["workload", "--stack", "dev", "-n", "Team_A"]),
+    Case("stack-name-after-command", ["list", "--stack", "my stack"], "--stack",
+         "'my stack' is not a stack name (letters, digits, '-', '_' and '.', optionally as "
+         "ORG/STACK or ORG/PROJECT/STACK)", group=["workload"]),
+    Case("outputs-after-command-missing", ["list", "--outputs", "{tmp}/nope.json"],
+         "--outputs", "cannot read outputs file {tmp}/nope.json: No such file or directory",
+         group=["workload"]),
+    # -- cluster credentials ------------------------------------------------------------------
+    Case("credentials-kubeconfig-not-yaml", ["--kubeconfig", "{tmp}/broken.yaml"],
+         "--kubeconfig", "{tmp}/broken.yaml is not YAML (line 2, column 1); its content is "
+         "not shown: it holds credentials", STACK,
+         group=["cluster", "credentials", "--stack", "dev"]),
+    Case("credentials-kubeconfig-not-a-mapping", ["--kubeconfig", "{tmp}/list.yaml"],
+         "--kubeconfig", "{tmp}/list.yaml is not a kubeconfig (not a mapping)", STACK,
+         group=["cluster", "credentials", "--stack", "dev"]),
+    Case("credentials-kubeconfig-binary", ["--kubeconfig", "{tmp}/model.bin"],
+         "--kubeconfig", "cannot read {tmp}/model.bin: 'utf-8' codec can't decode byte 0x89 "
+         "in position 0: invalid start byte",
+         group=["cluster", "credentials", "--stack", "dev"]),
     # -- accelerators ------------------------------------------------------------------------
     Case("accelerators-unknown", ["v5p-12"], "NAME",
          "'v5p-12' is not a TPU v5p slice; did you mean v5p-8 or v5p-16?",
@@ -299,6 +328,7 @@ def _files(tmp: Path) -> None:
     (tmp / "nul.txt").write_bytes(b"lr: 0.1\x00\n")
     (tmp / "big.txt").write_bytes(b"x" * (MAX_CONFIG_BYTES + 1))
     (tmp / "broken.yaml").write_text("kind: [JobSet\n")
+    (tmp / "list.yaml").write_text("- a\n- b\n")
     (tmp / "deployment.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\n"
                                          "metadata: {name: x, namespace: training}\n")
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha1", "kind": "JobSet",

@@ -418,7 +418,7 @@ def test_config_file_at_the_size_limit_is_accepted(tmp_path: Path, outputs: Path
     big.write_bytes(b"x" * MAX_CONFIG_BYTES)
     result = run(outputs, *CREATE, "--config-file", str(big), "--dry-run", "-o", "json")
     assert result.exit_code == 0, result.stderr
-    cm, _ = json.loads(result.stdout)
+    cm, _ = json.loads(result.stdout)["items"]
     assert len(cm["data"]["big.txt"]) == MAX_CONFIG_BYTES
 
 
@@ -454,12 +454,13 @@ def test_dry_run_yaml_equals_render(tmp_path: Path, outputs: Path,
                  "--termination-grace-period", "30", "--config-file", str(cfg),
                  "--shm-size", "16Gi", "--dry-run")
     assert (result.exit_code, result.stderr) == (0, "")
-    assert list(yaml.safe_load_all(result.stdout)) == expected_objects(
+    assert yaml.safe_load(result.stdout)["items"] == expected_objects(
         num_slices=2, command="python train.py", env=("LR=0.1",), priority="high",
         max_restarts=3, restart_on_exit_codes="42,43", ttl=3600, termination_grace_period=30,
         config_file=str(cfg), shm_size="16Gi")
-    assert result.stdout.startswith("apiVersion: v1\nkind: ConfigMap\n")
-    assert "\n---\napiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n" in result.stdout
+    assert result.stdout.startswith("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n"
+                                    "  kind: ConfigMap\n")
+    assert "\n- apiVersion: jobset.x-k8s.io/v1alpha2\n  kind: JobSet\n" in result.stdout
     assert server.state.requests == []
 
 
@@ -470,12 +471,19 @@ def test_dry_run_json_one_object(outputs: Path, server: FakeApiServer) -> None:
     assert server.state.requests == []
 
 
-def test_dry_run_json_with_config_map_is_a_list(tmp_path: Path, outputs: Path) -> None:
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_several_objects_are_one_kubernetes_list(tmp_path: Path, outputs: Path,
+                                                 fmt: str) -> None:
+    """Several objects print as a `List` (as `kubectl get -o` does) in both formats; one
+    object prints as itself."""
     cfg = tmp_path / "train.yaml"
     cfg.write_text("lr: 0.1\n")
-    result = run(outputs, *CREATE, "--config-file", str(cfg), "--dry-run", "-o", "json")
+    result = run(outputs, *CREATE, "--config-file", str(cfg), "--dry-run", "-o", fmt)
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == expected_objects(config_file=str(cfg))
+    assert yaml.safe_load(result.stdout) == {"apiVersion": "v1", "kind": "List",
+                                             "items": expected_objects(config_file=str(cfg))}
+    single = run(outputs, *CREATE, "--dry-run", "-o", fmt)
+    assert yaml.safe_load(single.stdout) == expected_objects()[0]
 
 
 def test_dry_run_needs_no_cluster(tmp_path: Path, server: FakeApiServer) -> None:
@@ -501,22 +509,25 @@ def test_export_then_apply(fmt: str, tmp_path: Path, outputs: Path,
     assert server.state.requests == []
     objs = expected_objects(config_file=str(cfg))
     text = export.read_text()
-    assert (json.loads(text) if fmt == "json" else list(yaml.safe_load_all(text))) == objs
+    assert (json.loads(text) if fmt == "json" else yaml.safe_load(text))["items"] == objs
 
     applied = run(outputs, "apply", str(export))
-    assert (applied.exit_code, applied.stdout, applied.stderr) == (0, "", SUBMITTED.format("w1"))
+    assert (applied.exit_code, applied.stdout) == (0, "")
+    assert applied.stderr.startswith(SUBMITTED.format("w1"))
     assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config"),
                              ("PATCH", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config")]
     assert without_uid(server.state.jobsets[(NS, "w1")]) == objs[1]
 
 
-def test_export_without_dry_run_writes_and_applies(tmp_path: Path, outputs: Path,
-                                                   server: FakeApiServer) -> None:
+def test_export_writes_the_file_and_applies_nothing(tmp_path: Path, outputs: Path,
+                                                    server: FakeApiServer) -> None:
     export = tmp_path / "w1.yaml"
     result = run(outputs, *CREATE, "--export", str(export))
     assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (f"wrote {export}; apply it with `submit workload apply "
+                             f"{export}`\n")
     assert list(yaml.safe_load_all(export.read_text())) == expected_objects()
-    assert (NS, "w1") in server.state.jobsets
+    assert server.state.requests == []
 
 
 def _bad_file(tmp_path: Path, text: str) -> Path:
@@ -623,7 +634,7 @@ def test_outputs_from_the_environment(outputs: Path, server: FakeApiServer,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ACCELSTACK_OUTPUTS", str(outputs))
     result = run(None, *CREATE)
-    assert (result.exit_code, result.stderr) == (0, SUBMITTED.format("w1"))
+    assert result.exit_code == 0 and result.stderr.startswith(SUBMITTED.format("w1"))
     assert (NS, "w1") in server.state.jobsets
 
 
@@ -673,7 +684,8 @@ def test_wrong_token(tmp_path: Path, server: FakeApiServer) -> None:
 
 def test_create_applies_exactly_the_jobset(outputs: Path, server: FakeApiServer) -> None:
     result = run(outputs, *CREATE, "--command", "python train.py")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", SUBMITTED.format("w1"))
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr.startswith(SUBMITTED.format("w1"))
     assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("PATCH", f"{JOBSETS}/w1")]
     patch = server.state.requests[1]
     assert patch.query == JOBSET_APPLY_QUERY
@@ -688,7 +700,7 @@ def test_create_with_config_file_applies_the_config_map_then_owns_it(
     cfg = tmp_path / "train.yaml"
     cfg.write_text("lr: 0.1\n")
     result = run(outputs, *CREATE, "--config-file", str(cfg))
-    assert (result.exit_code, result.stderr) == (0, SUBMITTED.format("w1"))
+    assert result.exit_code == 0 and result.stderr.startswith(SUBMITTED.format("w1"))
     assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config"),
                              ("PATCH", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config")]
     cm, js = expected_objects(config_file=str(cfg))
@@ -721,7 +733,7 @@ def test_create_existing_workload_exits_1_and_applies_nothing(
 def test_create_replace_deletes_then_applies(outputs: Path, server: FakeApiServer) -> None:
     server.state.jobsets[(NS, "w1")] = jobset("w1", uid="old-uid")
     result = run(outputs, *CREATE, "--replace")
-    assert (result.exit_code, result.stderr) == (0, SUBMITTED.format("w1"))
+    assert result.exit_code == 0 and "\n" + SUBMITTED.format("w1") in result.stderr
     assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("DELETE", f"{JOBSETS}/w1"),
                              ("GET", f"{JOBSETS}/w1"), ("PATCH", f"{JOBSETS}/w1")]
     assert server.state.requests[1].query == {"propagationPolicy": ["Foreground"]}
@@ -847,8 +859,15 @@ def test_describe(outputs: Path, server: FakeApiServer) -> None:
         "Events:\n"
         "    60m Normal SuccessfulCreate JobSet: Created job w1-slice-0\n"
         "    30m Normal Admitted Workload: Admitted by ClusterQueue cluster-queue\n"
+        "Admission checks:\n"
+        "  none\n"
+        "Queue position: not known: Kueue's visibility API did not answer (not served, or "
+        "your account may not get localqueues/pendingworkloads)\n"
+        "Pod scheduling events:\n"
+        "  none\n"
+        "Verdict: admitted: pods are starting or running\n"
     )
-    assert [(r.path, r.query) for r in server.state.requests] == [
+    assert [(r.path, r.query) for r in server.state.requests][:6] == [
         (f"{JOBSETS}/w1", {}),
         (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads", {}),
         (f"/api/v1/namespaces/{NS}/pods", {"labelSelector": [
@@ -857,6 +876,8 @@ def test_describe(outputs: Path, server: FakeApiServer) -> None:
             "involvedObject.kind=JobSet,involvedObject.name=w1"]}),
         (f"/api/v1/namespaces/{NS}/events", {"fieldSelector": [
             "involvedObject.kind=Workload,involvedObject.name=jobset-w1-1a2b3"]}),
+        ("/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/training/localqueues/main/"
+         "pendingworkloads", {}),
     ]
 
 
@@ -1247,3 +1268,25 @@ def test_add_capability_refused(outputs: Path, server: FakeApiServer, cap: str,
     assert result.exit_code == 2
     assert "'--add-capability'" in result.stderr and message in result.stderr
     assert server.state.requests == []
+
+
+def test_after_create_the_next_steps(outputs: Path, server: FakeApiServer) -> None:
+    """The workload, its queue, the commands to watch it, and xpk's two console links."""
+    result = run(outputs, *CREATE)
+    assert (result.exit_code, result.stdout) == (0, "")
+    base = f"submit workload --outputs {outputs}"
+    c = load(json.loads(outputs.read_text())).cluster
+    assert result.stderr.splitlines() == [
+        "workload w1 submitted to namespace training (queue main)",
+        "watch it:",
+        f"  {base} describe w1      # admission, pods, events",
+        f"  {base} wait w1",
+        f"  {base} logs w1 -f",
+        f"console: https://console.cloud.google.com/kubernetes/service/{c.location}/{c.name}/"
+        f"training/w1/details?project={c.project}",
+        "logs:    https://console.cloud.google.com/logs/query;query=resource.type%3D%22"
+        f"k8s_container%22%0Aresource.labels.project_id%3D%22{c.project}%22%0Aresource.labels."
+        f"location%3D%22{c.location}%22%0Aresource.labels.cluster_name%3D%22{c.name}%22%0A"
+        "resource.labels.namespace_name%3D%22training%22%0Aresource.labels.pod_name%3A%22"
+        "w1-slice-%22%20severity%3E%3DDEFAULT;storageScope=project;duration=P1D"
+        f"?project={c.project}"]

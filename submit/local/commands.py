@@ -27,12 +27,15 @@ from submit.local import image_check
 from submit.local import plan as lp
 from submit.local import policy as pol
 from submit.local.run import FreePorts, Runner, summary
+from submit.output import dump_objects, unwrap
 from submit.render import render
 from submit.spec import SpecError, build_spec
 from submit.workload import Context, create, pass_ctx
 
 PROCESSES_PER_CORE = 4  # JAX/PyTorch CPU processes this machine runs at once, per core
-_CREATE_ONLY = {"replace", "after"}  # options about other workloads in the cluster
+# Options about other workloads in the cluster, and create's stack options (run-local
+# has its own --stack and --outputs).
+_CREATE_ONLY = {"replace", "after", "stack_after", "outputs_after", "project_dir_after"}
 _SPEC_ARGS = set(inspect.signature(build_spec).parameters) - {"outputs"}
 _HELP = {
     "dry_run": "Print the plan (processes, argv, env); run nothing.",
@@ -96,7 +99,7 @@ def _load(path: str) -> list[Any]:
             [d for d in yaml.safe_load_all(text) if d]
     except (ValueError, yaml.YAMLError) as e:
         raise _bad("--from", f"{path} is not YAML or JSON: {str(e).splitlines()[0]}") from None
-    return loaded if isinstance(loaded, list) else [loaded]
+    return unwrap(loaded if isinstance(loaded, list) else [loaded])
 
 
 def _mounts(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -199,9 +202,7 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     script_dir = _script_dir(kw)
     objs = _objects(ctx, click_ctx, kw, shape)
     if kw["export_file"]:
-        text = (json.dumps(objs, indent=2) + "\n" if kw["fmt"] == "json"
-                else yaml.safe_dump_all(objs, sort_keys=False))
-        Path(kw["export_file"]).write_text(text)
+        Path(kw["export_file"]).write_text(dump_objects(objs, kw["fmt"]))
     js, _ = lp.split_objects(objs, "--from")
     known = _volume_names(js)
     for name, _d in mounts:
