@@ -47,6 +47,7 @@ class Fault:
     message: str = "injected fault"
     delay: float = 0.0
     reason: str = "InternalError"
+    retry_after: str | None = None  # the Retry-After header of the answer
 
 
 @dataclass
@@ -98,17 +99,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
-    def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+    def _send(self, status: int, body: Any, content_type: str = "application/json",
+              headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
-    def _status(self, code: int, message: str, reason: str) -> None:
+    def _status(self, code: int, message: str, reason: str,
+                headers: dict[str, str] | None = None) -> None:
         self._send(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                          "message": message, "reason": reason, "code": code})
+                          "message": message, "reason": reason, "code": code}, headers=headers)
 
     def _handle(self, method: str) -> None:
         st = self.server.state
@@ -125,7 +130,9 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.delay:
                 time.sleep(fault.delay)
             if fault.status:
-                return self._status(fault.status, fault.message, fault.reason)
+                return self._status(fault.status, fault.message, fault.reason,
+                                    {"Retry-After": fault.retry_after}
+                                    if fault.retry_after else None)
         q = {k: v[0] for k, v in query.items()}
         if m := _JOBSETS.match(url.path):
             ns, name = m.group(1), m.group(2)
