@@ -288,6 +288,41 @@ class Cluster:
                 _request_timeout=self.timeout)))
         return list(result.get("items", []))
 
+    def list_jobset(self, namespace: str, name: str) -> tuple[dict[str, Any] | None, str]:
+        """One JobSet by a list with a field selector (None when there is none), and the
+        list's resourceVersion: where a watch of it starts."""
+        result = self._call(f"list JobSets in {namespace}", lambda: (
+            self.custom.list_namespaced_custom_object(
+                *JOBSET[:2], namespace, JOBSET[2], field_selector=f"metadata.name={name}",
+                _request_timeout=self.timeout)))
+        items = result.get("items") or []
+        version = (result.get("metadata") or {}).get("resourceVersion") or ""
+        return (dict(items[0]) if items else None), str(version)
+
+    def watch_jobset(self, namespace: str, name: str, resource_version: str,
+                     seconds: int) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The changes of one JobSet after ``resource_version`` as (event type, object),
+        through the client's ``Watch`` for at most ``seconds`` (the watch's timeoutSeconds;
+        the read timeout bounds a server that ignores it). An expired resourceVersion raises
+        a KubeError with status 410 (Gone): the caller lists again
+        (https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes)."""
+        from kubernetes import watch
+
+        stream = watch.Watch().stream(  # type: ignore[no-untyped-call]
+            self.custom.list_namespaced_custom_object, *JOBSET[:2], namespace, JOBSET[2],
+            field_selector=f"metadata.name={name}", resource_version=resource_version,
+            allow_watch_bookmarks=True, timeout_seconds=seconds,
+            _request_timeout=(self.timeout, seconds + self.timeout))
+        try:
+            while True:
+                event = self._call(f"watch JobSet {namespace}/{name}",
+                                   lambda: next(stream, None))
+                if event is None:
+                    return
+                yield str(event["type"]), dict(event["object"])
+        finally:
+            stream.close()
+
     def list_workloads(self, namespace: str) -> list[dict[str, Any]]:
         result = self._call(f"list Kueue workloads in {namespace}", lambda: (
             self.custom.list_namespaced_custom_object(
