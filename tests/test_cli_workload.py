@@ -733,7 +733,7 @@ def test_create_existing_workload_exits_1_and_applies_nothing(
 def test_create_replace_deletes_then_applies(outputs: Path, server: FakeApiServer) -> None:
     server.state.jobsets[(NS, "w1")] = jobset("w1", uid="old-uid")
     result = run(outputs, *CREATE, "--replace")
-    assert result.exit_code == 0 and "\n" + SUBMITTED.format("w1") in result.stderr
+    assert result.exit_code == 0 and SUBMITTED.format("w1") in result.stderr
     assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("DELETE", f"{JOBSETS}/w1"),
                              ("GET", f"{JOBSETS}/w1"), ("PATCH", f"{JOBSETS}/w1")]
     assert server.state.requests[1].query == {"propagationPolicy": ["Foreground"]}

@@ -37,7 +37,7 @@ def test_stack_names_from_stacks_dir() -> None:
 
 def test_accelerators_of_the_stack_or_the_catalog() -> None:
     assert complete(["workload", "--stack", "v6e-training", "create", "--accelerator"],
-                    "") == ["v6e-256"]
+                    "") == ["n2-standard-64-1", "v6e-256"]  # the Pathways head pool, the slices
     names = complete(["workload", "create", "--accelerator"], "v5p-1")
     assert "v5p-128" in names and all(n.startswith("v5p-1") for n in names)
 

@@ -36,10 +36,10 @@ STACKS = [p.name[len("Pulumi."):-len(".yaml")] for p in sorted((ROOT / "stacks")
 
 NOT_HERE = {
     # Set-up: they build the environment the tests run in.
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && "
-    ".venv/bin/accelstack-preview v5e-spot": "set-up (CI's .ci/run runs it on a clean checkout)",
+    "bash tools/setup": "set-up (CI's .ci/run runs it on a clean checkout)",
     "python3 -m venv .venv-checkov && .venv-checkov/bin/pip install -r "
-    "tests/checkov-requirements.txt": "set-up of the security scan's environment",
+    "tests/checkov-requirements.txt": "set-up of the security scan's environment (part of "
+                                      "tools/setup)",
     ".venv/bin/python -m pytest": "the test suite itself",
     ".venv/bin/python -m pytest tests/test_security_scan.py": "a module of this suite",
     "submit workload --stack v5e-spot create --workload exp-1 --accelerator v5litepod-16 "
@@ -79,6 +79,7 @@ def _canonical(command: str) -> str:
 def _elsewhere() -> dict[str, str]:
     """Commands run by a section's own test, from that test's own list."""
     import test_completion
+    import test_experiment_readme
     import test_local_cli
     import test_readme_review
 
@@ -88,6 +89,8 @@ def _elsewhere() -> dict[str, str]:
                   for c in test_local_cli._readme_commands()})
     found.update({_canonical(c): "tests/test_completion.py::test_the_readme_enables_it"
                   for c in test_completion.README_LINES})
+    found.update({shlex.join(c): "tests/test_experiment_readme.py::test_readme_section_runs"
+                  for c in test_experiment_readme._commands()})
     return found
 
 

@@ -32,6 +32,7 @@ import yaml
 from submit import api
 from submit import spec as sp
 from submit.experiment import expand as ex
+from submit.cli_options import DURATION
 from submit.output import emit, table
 from submit.spec import SpecError
 from submit.workload import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
@@ -270,7 +271,7 @@ def _counts(rows: list[dict[str, Any]]) -> str:
 @experiment.command("list")
 @click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
 @click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
-              default="table", show_default=True)
+              default="table", show_default=True, help="Output format.")
 @pass_ctx
 def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     """List experiments with their trials' progress."""
@@ -343,18 +344,20 @@ def delete(ctx: Context, name: str, namespace: str | None) -> None:
 
 @experiment.command("wait")
 @click.argument("name")
-@click.option("--timeout", type=int, default=86400, show_default=True, metavar="SECONDS")
-@click.option("--interval", type=float, default=30.0, show_default=True, metavar="SECONDS",
-              help="Seconds between checks.")
+@click.option("--timeout", type=DURATION, default="24h", show_default=True,
+              metavar="DURATION", help="How long to wait: seconds, or 90s, 30m, 12h, 1h30m.")
+@click.option("--interval", type=DURATION, default="30s", show_default=True,
+              metavar="DURATION", help="Time between checks.")
 @click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
 @pass_ctx
-def wait(ctx: Context, name: str, timeout: int, interval: float, namespace: str | None
+def wait(ctx: Context, name: str, timeout: float, interval: float, namespace: str | None
          ) -> None:
     """Wait until every trial has finished, releasing held trials as others finish (see
     --max-running). Exit 0: all succeeded; 3: some failed; 4: the timeout passed first."""
     with bad_input():
         sp.check_workload_name(name)
-        sp.check_range("--timeout", timeout, 0, sys.maxsize)
+        if timeout < 0:
+            raise SpecError("--timeout", f"{timeout:g} is below 0")
         if not interval > 0 or interval == float("inf"):
             raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
         sp.check_namespace(namespace)
@@ -401,18 +404,21 @@ def wait(ctx: Context, name: str, timeout: int, interval: float, namespace: str 
 @click.argument("name")
 @click.option("--wait", "wait_", is_flag=True, help="Wait for the workload it is held "
               "after (--after) to succeed, then release it.")
-@click.option("--timeout", type=int, default=86400, show_default=True, metavar="SECONDS")
-@click.option("--interval", type=float, default=30.0, show_default=True, metavar="SECONDS")
+@click.option("--timeout", type=DURATION, default="24h", show_default=True,
+              metavar="DURATION", help="With --wait: how long to wait for the other workload.")
+@click.option("--interval", type=DURATION, default="30s", show_default=True,
+              metavar="DURATION", help="With --wait: time between checks.")
 @click.option("--force", is_flag=True, help="Release it whatever the other workload's state.")
 @click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
 @pass_ctx
-def release(ctx: Context, name: str, wait_: bool, timeout: int, interval: float, force: bool,
+def release(ctx: Context, name: str, wait_: bool, timeout: float, interval: float, force: bool,
             namespace: str | None) -> None:
     """Hand a held workload (create --after) to Kueue once the workload it waits for has
     succeeded. Exit 3 if that one failed (NAME stays held), 4 if --wait timed out."""
     with bad_input():
         sp.check_workload_name(name)
-        sp.check_range("--timeout", timeout, 0, sys.maxsize)
+        if timeout < 0:
+            raise SpecError("--timeout", f"{timeout:g} is below 0")
         if not interval > 0 or interval == float("inf"):
             raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
         sp.check_namespace(namespace)
