@@ -37,8 +37,8 @@ KUEUE = ("kueue.x-k8s.io", "v1beta2")
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 RETRIES = 3
 TIMEOUT = 30.0
-# The API server answers 429 with Retry-After (API priority and fairness; 1 s by default) and
-# may send it with a 503: honoured, but never waited for longer than this.
+# An API server (or a proxy before it) may answer 429 or 503 with Retry-After: honoured,
+# but never waited for longer than this.
 RETRY_AFTER_MAX = 30.0
 BACKOFF_MAX = 10.0
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
