@@ -109,6 +109,11 @@ def pod_share(machine_type: str) -> PodShare | None:
     return PodShare(max(cpu, 0), max(mem, 0))
 
 
+# Our own small quantity parsing, not kubernetes.utils.parse_quantity: this runs on the
+# render path (`create --dry-run`, and infra/), which must not load the Kubernetes client
+# (tests/test_layers.py), and importing anything from the `kubernetes` package loads
+# kubernetes.client. It accepts a subset of Kubernetes quantities (no exponents, no P/E);
+# tests/test_pod_resources.py checks that it reads each of them as parse_quantity does.
 _CPU = re.compile(r"^(?P<n>[0-9]+(\.[0-9]{1,3})?)(?P<m>m?)\Z")
 _MEM = re.compile(r"^(?P<n>[0-9]+(\.[0-9]+)?)(?P<u>Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
 _MEM_UNITS = {None: 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,

@@ -299,19 +299,27 @@ def status(cluster: Any, namespace: str, name: str) -> Status:
 
 def wait(cluster: Any, namespace: str, name: str, timeout: float = 3600,
          interval: float = 10.0, on_change: Callable[[Status], None] | None = None) -> Status:
-    """Poll until the workload is Completed or Failed, or ``timeout`` seconds pass; the
-    last Status either way (check ``.done``). ``on_change`` sees each new state."""
-    deadline = time.monotonic() + timeout
+    """Follow the workload (a watch, read afresh every ``interval`` seconds: see
+    submit/jobset_watch.py) until it is Completed or Failed, or ``timeout`` seconds pass;
+    the last Status either way (check ``.done``). ``on_change`` sees each new state."""
+    from submit.jobset_watch import follow
+
     last = None
-    while True:
-        now = status(cluster, namespace, name)
+    now: Status | None = None
+    changes = follow(cluster, namespace, name, timeout, interval)
+    while (js := _call(lambda: next(changes, False))) is not False:
+        if js is None:
+            raise ClusterError(f"workload {name} not found in namespace {namespace}")
+        now = status_of(js, _call(lambda: cluster.list_workloads(namespace)))
         key = (now.admission, now.state, now.restarts)
         if key != last and on_change is not None:
             on_change(now)
         last = key
-        if now.done or time.monotonic() >= deadline:
+        if now.done:
             return now
-        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+    if now is None:  # not reached: follow yields the JobSet at least once
+        raise ClusterError(f"workload {name} not found in namespace {namespace}")
+    return now
 
 
 def release(cluster: Any, namespace: str, name: str) -> str:

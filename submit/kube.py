@@ -3,7 +3,9 @@
 It uses the official Python client with credentials from the stack's kubeconfig (which
 runs ``gke-gcloud-auth-plugin``), applies objects server-side under one field manager, and
 turns every failure into a KubeError whose message says what happened and what to do.
-Transient faults (429, 5xx, dropped connections) are retried a bounded number of times.
+Transient faults (429, 5xx, dropped connections) are retried a bounded number of times by
+urllib3's ``Retry`` (the HTTP library under the Kubernetes client), with exponential backoff
+and the server's Retry-After honoured up to a cap.
 The client is imported on first use, so rendering and --dry-run never load it.
 
 The kubeconfig holds credentials (tokens, client keys and certificates), so no message
@@ -18,7 +20,6 @@ import json
 import logging
 import re
 import shutil
-import time
 from typing import Any, Callable, Iterator, TypeVar
 
 import yaml
@@ -36,6 +37,10 @@ KUEUE = ("kueue.x-k8s.io", "v1beta2")
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 RETRIES = 3
 TIMEOUT = 30.0
+# An API server (or a proxy before it) may answer 429 or 503 with Retry-After: honoured,
+# but never waited for longer than this.
+RETRY_AFTER_MAX = 30.0
+BACKOFF_MAX = 10.0
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
 T = TypeVar("T")
@@ -101,6 +106,26 @@ def _yaml_problem(e: yaml.YAMLError) -> str:
     return str(problem)
 
 
+def _retry_policy(retries: int, backoff: float) -> Any:
+    """urllib3's Retry for every request of the client: 429 and 5xx answers, timeouts and
+    dropped connections are tried ``retries`` more times, whatever the method (an apply is
+    a server-side apply, a delete or a merge patch gives the same result twice), waiting
+    ``backoff`` x 2^n between tries or the server's Retry-After (capped). When the tries run
+    out the last answer is returned as is, so the client raises its ApiException with the
+    server's own message (``raise_on_status=False``)."""
+    from urllib3.util.retry import Retry
+
+    class _CappedRetry(Retry):
+        def parse_retry_after(self, retry_after: str) -> float:
+            return min(super().parse_retry_after(retry_after), RETRY_AFTER_MAX)
+
+    return _CappedRetry(
+        total=retries, connect=retries, read=retries, status=retries, other=retries,
+        redirect=0, allowed_methods=None, status_forcelist=frozenset([429, *range(500, 600)]),
+        backoff_factor=backoff, backoff_max=BACKOFF_MAX,
+        raise_on_status=False, raise_on_redirect=False, respect_retry_after_header=True)
+
+
 class Cluster:
     """One cluster, reached through a kubeconfig's text."""
 
@@ -144,7 +169,7 @@ class Cluster:
             configuration = client.Configuration()
             kconfig.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
                 config, client_configuration=configuration)
-            configuration.retries = 0  # retries are decided here, not inside urllib3
+            configuration.retries = _retry_policy(retries, backoff)
             self.api = client.ApiClient(configuration)
         except Exception as e:  # the client raises ConfigException and plain errors alike
             raise KubeError(self.scrub(f"cannot use the stack's kubeconfig: {e}")) from None
@@ -167,30 +192,21 @@ class Cluster:
         return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", message)
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn``'s answer, or the KubeError saying why not: urllib3 has already retried
+        what is worth retrying (see ``_retry_policy``)."""
         from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
+        from urllib3.exceptions import HTTPError, MaxRetryError
 
-        delay = self.backoff
-        for attempt in range(self.retries + 1):
-            try:
-                return fn()
-            except ApiException as e:
-                status = e.status or 0
-                if (status == 429 or status >= 500) and attempt < self.retries:
-                    time.sleep(delay)
-                    delay *= 2
-                    continue
-                raise self._error(what, status, self.scrub(_server_message(e))) from None
-            except (HTTPError, OSError) as e:
-                if attempt < self.retries:
-                    time.sleep(delay)
-                    delay *= 2
-                    continue
-                why = ("timed out after " f"{self.timeout:g}s" if "timed out" in str(e).lower()
-                       else f"connection failed ({e.__class__.__name__})")
-                raise KubeError(f"{what}: the API server did not answer: {why}, "
-                                f"{self.retries + 1} tries") from None
-        raise AssertionError("unreachable")
+        try:
+            return fn()
+        except ApiException as e:
+            raise self._error(what, e.status or 0, self.scrub(_server_message(e))) from None
+        except (HTTPError, OSError) as e:
+            cause = e.reason if isinstance(e, MaxRetryError) and e.reason else e
+            why = ("timed out after " f"{self.timeout:g}s" if "timed out" in str(cause).lower()
+                   else f"connection failed ({e.__class__.__name__})")
+            raise KubeError(f"{what}: the API server did not answer: {why}, "
+                            f"{self.retries + 1} tries") from None
 
     @staticmethod
     def _error(what: str, status: int, message: str) -> KubeError:
@@ -271,6 +287,41 @@ class Cluster:
                 *JOBSET[:2], namespace, JOBSET[2], label_selector=selector,
                 _request_timeout=self.timeout)))
         return list(result.get("items", []))
+
+    def list_jobset(self, namespace: str, name: str) -> tuple[dict[str, Any] | None, str]:
+        """One JobSet by a list with a field selector (None when there is none), and the
+        list's resourceVersion: where a watch of it starts."""
+        result = self._call(f"list JobSets in {namespace}", lambda: (
+            self.custom.list_namespaced_custom_object(
+                *JOBSET[:2], namespace, JOBSET[2], field_selector=f"metadata.name={name}",
+                _request_timeout=self.timeout)))
+        items = result.get("items") or []
+        version = (result.get("metadata") or {}).get("resourceVersion") or ""
+        return (dict(items[0]) if items else None), str(version)
+
+    def watch_jobset(self, namespace: str, name: str, resource_version: str,
+                     seconds: int) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The changes of one JobSet after ``resource_version`` as (event type, object),
+        through the client's ``Watch`` for at most ``seconds`` (the watch's timeoutSeconds;
+        the read timeout bounds a server that ignores it). An expired resourceVersion raises
+        a KubeError with status 410 (Gone): the caller lists again
+        (https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes)."""
+        from kubernetes import watch
+
+        stream = watch.Watch().stream(  # type: ignore[no-untyped-call]
+            self.custom.list_namespaced_custom_object, *JOBSET[:2], namespace, JOBSET[2],
+            field_selector=f"metadata.name={name}", resource_version=resource_version,
+            allow_watch_bookmarks=True, timeout_seconds=seconds,
+            _request_timeout=(self.timeout, seconds + self.timeout))
+        try:
+            while True:
+                event = self._call(f"watch JobSet {namespace}/{name}",
+                                   lambda: next(stream, None))
+                if event is None:
+                    return
+                yield str(event["type"]), dict(event["object"])
+        finally:
+            stream.close()
 
     def list_workloads(self, namespace: str) -> list[dict[str, Any]]:
         result = self._call(f"list Kueue workloads in {namespace}", lambda: (

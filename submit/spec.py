@@ -26,6 +26,8 @@ DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 _ENV_NAME = envfile.ENV_NAME
 _SECRET = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+# Shapes of quantities checked on the render path without the Kubernetes client (see the
+# note in infra/pod_resources.py on why not kubernetes.utils.parse_quantity).
 _CPU = re.compile(r"^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)\Z")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
 MAX_CONFIG_BYTES = 1024 * 1024 - 4096  # a ConfigMap holds at most 1 MiB

@@ -559,7 +559,9 @@ def _check_shape(cluster: Any, ns: str, name: str, slice_index: int, worker: int
 @click.option("--timeout", type=DURATION, default="1h", show_default=True,
               metavar="DURATION", help="How long to wait: seconds, or 90s, 30m, 12h, 1h30m.")
 @click.option("--interval", type=DURATION, default="10s", show_default=True,
-              metavar="DURATION", help="Time between checks (90s, 1m, ...).")
+              metavar="DURATION",
+              help="Changes arrive at once through a watch; this is how often the state is "
+                   "read afresh (Kueue's admission, a restarted watch): 90s, 1m, ...")
 @namespace_option
 @pass_ctx
 def wait(ctx: Context, name: str, timeout: float, interval: float,
@@ -567,6 +569,7 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
     """Wait until the workload succeeds (exit 0), fails (exit 3) or the timeout passes
     (exit 4), printing each change of state."""
     from submit import status as st
+    from submit.jobset_watch import follow
 
     with bad_input():
         sp.check_workload_name(name)
@@ -580,11 +583,12 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
     from submit.progress import Progress
 
     progress = Progress()
-    deadline = time.monotonic() + timeout
     last = None
-    while True:
-        js = kube_call(lambda: cluster.get_jobset(ns, name))
+    row: dict[str, Any] = {}
+    changes = follow(cluster, ns, name, timeout, interval)
+    while (js := kube_call(lambda: next(changes, False))) is not False:
         if js is None:
+            progress.done()
             raise click.ClickException(f"workload {name} not found in namespace {ns}")
         kueue = kube_call(lambda: cluster.list_workloads(ns))
         row = st.summary(js, kueue, now=time.time())
@@ -593,19 +597,18 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
             progress.line(f"{time.strftime('%H:%M:%S')} {name}: admission={row['admission']} "
                           f"state={row['state']} restarts={row['restarts']}")
             last = state
-        if row["state"] in ("Completed", "Failed") or time.monotonic() >= deadline:
-            progress.done()
         if row["state"] == "Completed":
+            progress.done()
             click.echo(f"workload {name} succeeded")
             return
         if row["state"] == "Failed":
+            progress.done()
             click.echo(f"workload {name} failed: {st.failure_message(js)}")
             sys.exit(EXIT_FAILED)
-        if time.monotonic() >= deadline:
-            click.echo(f"workload {name} still {row['state']} after {timeout:g}s")
-            sys.exit(EXIT_TIMEOUT)
-        progress.sleep(min(interval, max(0.0, deadline - time.monotonic())),
-                       f"waiting for {name}: {row['state']}")
+        progress.tick(f"waiting for {name}: {row['state']}")
+    progress.done()
+    click.echo(f"workload {name} still {row['state']} after {timeout:g}s")
+    sys.exit(EXIT_TIMEOUT)
 
 
 @command("delete")

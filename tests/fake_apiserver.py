@@ -3,6 +3,10 @@
 It serves the handful of endpoints the submitter uses (JobSets, Kueue workloads,
 ConfigMaps, pods, events, logs), stores what is applied, records every request, and can
 be told to fail the next requests (any status, or a hang past the client's timeout).
+JobSets can be watched (``?watch=true``) as the API server does it: a list answers with a
+resourceVersion, a watch from that version streams JSON events one a line in a chunked
+answer (each change the test makes to ``state.jobsets``) until its timeoutSeconds, and an
+unknown or expired version gets an ERROR event with a 410 Gone Status.
 Requests are bounded: the server answers only on loopback and stops with the test.
 """
 
@@ -47,6 +51,7 @@ class Fault:
     message: str = "injected fault"
     delay: float = 0.0
     reason: str = "InternalError"
+    retry_after: str | None = None  # the Retry-After header of the answer
 
 
 @dataclass
@@ -67,6 +72,11 @@ class State:
     requests: list[Request] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     token: str = "test-token"
+    # watches: each list's resourceVersion and what it held; "expire" makes the next N
+    # watches answer 410 Gone (an expired resourceVersion) as an ERROR event
+    revision: int = 0
+    snapshots: dict[str, dict[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
+    expire: int = 0
 
 
 def _matches(labels: dict[str, str], selector: str | None) -> bool:
@@ -76,6 +86,16 @@ def _matches(labels: dict[str, str], selector: str | None) -> bool:
         key, _, value = term.partition("=")
         if labels.get(key) != value:
             return False
+    return True
+
+
+def _field_matches(obj: dict[str, Any], selector: str | None) -> bool:
+    """Only ``metadata.name=X`` (and ``metadata.namespace``), the fields every kind has."""
+    for term in (selector or "").split(","):
+        if term:
+            key, _, value = term.partition("=")
+            if (obj.get("metadata") or {}).get(key.removeprefix("metadata.")) != value:
+                return False
     return True
 
 
@@ -98,17 +118,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
-    def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+    def _send(self, status: int, body: Any, content_type: str = "application/json",
+              headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
-    def _status(self, code: int, message: str, reason: str) -> None:
+    def _status(self, code: int, message: str, reason: str,
+                headers: dict[str, str] | None = None) -> None:
         self._send(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                          "message": message, "reason": reason, "code": code})
+                          "message": message, "reason": reason, "code": code}, headers=headers)
 
     def _handle(self, method: str) -> None:
         st = self.server.state
@@ -125,16 +149,27 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.delay:
                 time.sleep(fault.delay)
             if fault.status:
-                return self._status(fault.status, fault.message, fault.reason)
+                return self._status(fault.status, fault.message, fault.reason,
+                                    {"Retry-After": fault.retry_after}
+                                    if fault.retry_after else None)
         q = {k: v[0] for k, v in query.items()}
         if m := _JOBSETS.match(url.path):
             ns, name = m.group(1), m.group(2)
             if name is None and method == "GET":
-                items = [j for (n, _), j in sorted(st.jobsets.items())
-                         if n == ns and _matches(j["metadata"].get("labels", {}),
-                                                 q.get("labelSelector"))]
+                def listed() -> dict[tuple[str, str], dict[str, Any]]:
+                    return {k: json.loads(json.dumps(j)) for k, j in sorted(st.jobsets.items())
+                            if k[0] == ns and _field_matches(j, q.get("fieldSelector"))
+                            and _matches(j["metadata"].get("labels", {}),
+                                         q.get("labelSelector"))}
+                if q.get("watch") in ("true", "1"):
+                    return self._watch(listed, q)
+                st.revision += 1
+                version = str(st.revision)
+                st.snapshots[version] = listed()
                 return self._send(200, {"apiVersion": "jobset.x-k8s.io/v1alpha2",
-                                        "kind": "JobSetList", "items": items})
+                                        "kind": "JobSetList",
+                                        "metadata": {"resourceVersion": version},
+                                        "items": list(st.snapshots[version].values())})
             key = (ns, name)
             if method == "PATCH" and "merge-patch" in (self.headers.get("Content-Type") or ""):
                 if key not in st.jobsets:
@@ -228,6 +263,42 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._status(404, f'pods "{m.group(2)}" not found', "NotFound")
             return self._send(200, "".join(f"{x}\n" for x in lines).encode(), "text/plain")
         return self._status(404, f"no route for {method} {url.path}", "NotFound")
+
+    def _chunk(self, event: dict[str, Any]) -> None:
+        data = json.dumps(event).encode() + b"\n"
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _watch(self, listed: Any, q: dict[str, str]) -> None:
+        """Stream the changes after ``resourceVersion`` until ``timeoutSeconds``."""
+        st = self.server.state
+        seen = st.snapshots.get(q.get("resourceVersion", ""))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if seen is None or st.expire:
+            st.expire = max(0, st.expire - 1)
+            self._chunk({"type": "ERROR", "object": {
+                "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410,
+                "reason": "Expired", "message": "too old resource version"}})
+        else:
+            end = time.monotonic() + float(q.get("timeoutSeconds", "30"))
+            while time.monotonic() < end:
+                now = listed()
+                for key in sorted(set(seen) | set(now)):
+                    if seen.get(key) == now.get(key):
+                        continue
+                    st.revision += 1
+                    obj = json.loads(json.dumps(now.get(key) or seen[key]))
+                    obj.setdefault("metadata", {})["resourceVersion"] = str(st.revision)
+                    kind = ("DELETED" if key not in now else
+                            "ADDED" if key not in seen else "MODIFIED")
+                    self._chunk({"type": kind, "object": obj})
+                seen = now
+                time.sleep(0.02)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def do_GET(self) -> None:  # noqa: N802
         self._handle("GET")

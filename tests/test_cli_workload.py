@@ -1030,7 +1030,58 @@ def test_wait_follows_changes_until_completed(outputs: Path, server: FakeApiServ
     assert (result.exit_code, result.stdout) == (0, "workload w1 succeeded\n")
     assert _progress(result.stderr) == [("Admitted", "Running", "0"),
                                         ("Admitted", "Completed", "1")]
-    assert len(server.state.requests) > 4  # polled, two requests a round
+    # Not polled: one list, then a watch from its resourceVersion carries the change.
+    kueue = ("GET", f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads")
+    assert calls(server) == [("GET", JOBSETS), kueue, ("GET", JOBSETS), kueue]
+    listing, watching = server.state.requests[0].query, server.state.requests[2].query
+    assert listing["fieldSelector"] == watching["fieldSelector"] == ["metadata.name=w1"]
+    assert "watch" not in listing and watching["watch"] == ["true"]
+    assert watching["resourceVersion"] == ["1"] and watching["timeoutSeconds"] == ["1"]
+
+
+def _finish_at_second_watch(server: FakeApiServer) -> threading.Thread:
+    """Completes w1 once the second watch has started (the first one expired)."""
+    def run() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if sum(r.query.get("watch") == ["true"] for r in list(server.state.requests)) >= 2:
+                time.sleep(0.1)
+                server.state.jobsets[(NS, "w1")] = jobset("w1", conditions=[cond("Completed")])
+                return
+            time.sleep(0.01)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_wait_lists_again_when_the_watch_expires(outputs: Path, server: FakeApiServer) -> None:
+    """410 Gone (the resourceVersion is too old), as an event or as the answer: list again
+    and watch from the new version."""
+    from fake_apiserver import Fault
+
+    server.state.jobsets[(NS, "w1")] = jobset("w1", active=2)
+    server.state.expire = 1  # the first watch answers with an ERROR event, code 410
+    _finish_at_second_watch(server)
+    result = run(outputs, "wait", "w1", "--interval", "30s", "--timeout", "8")
+    assert (result.exit_code, result.stdout) == (0, "workload w1 succeeded\n")
+    jobsets = [r.query for r in server.state.requests if r.path == JOBSETS]
+    assert [(q.get("watch"), q.get("resourceVersion")) for q in jobsets] == [
+        (None, None), (["true"], ["1"]), (None, None), (["true"], ["2"])]
+    assert jobsets[1]["timeoutSeconds"] == ["8"]  # --interval, within the --timeout
+    assert _progress(result.stderr) == [("NotQueued", "Running", "0"),
+                                        ("NotQueued", "Completed", "0")]
+
+    server.state.requests.clear()
+    server.state.jobsets[(NS, "w1")] = jobset("w1", active=2)
+    # the first watch's answer is a 410 Status itself
+    server.state.faults += [Fault(0), Fault(0), Fault(410, "too old resource version",
+                                                       reason="Expired")]
+    _finish_at_second_watch(server)
+    result = run(outputs, "wait", "w1", "--interval", "30s", "--timeout", "8")
+    assert (result.exit_code, result.stdout) == (0, "workload w1 succeeded\n")
+    jobsets = [r.query for r in server.state.requests if r.path == JOBSETS]
+    assert [(q.get("watch"), q.get("resourceVersion")) for q in jobsets] == [
+        (None, None), (["true"], ["4"]), (None, None), (["true"], ["5"])]
 
 
 def test_wait_failed_exits_3(outputs: Path, server: FakeApiServer) -> None:
@@ -1050,7 +1101,9 @@ def test_wait_timeout_exits_4(outputs: Path, server: FakeApiServer) -> None:
     assert 1.0 <= time.monotonic() - start < 3.0
     assert (result.exit_code, result.stdout) == (4, "workload w1 still Running after 1s\n")
     assert _progress(result.stderr) == [("NotQueued", "Running", "0")]
-    assert len(server.state.requests) >= 8
+    # One list, then a watch bounded by the time left (whole seconds, at least 1).
+    assert [r.query.get("timeoutSeconds") for r in server.state.requests
+            if r.path == JOBSETS] == [None, ["1"]]
 
 
 def test_wait_for_a_missing_workload(outputs: Path, server: FakeApiServer) -> None:

@@ -283,6 +283,32 @@ def test_persisting_500_fails_after_retries_plus_one_tries(server: FakeApiServer
     assert len(server.state.faults) == 7
 
 
+def test_retries_are_urllib3s_and_honour_retry_after(server: FakeApiServer,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's pool retries (not a loop of ours): urllib3 waits what the server's
+    Retry-After says, capped at kube.RETRY_AFTER_MAX, and its own backoff otherwise."""
+    import types
+
+    import urllib3.util.retry as retry_module
+
+    from submit import kube
+
+    slept: list[float] = []
+    monkeypatch.setattr(retry_module, "time", types.SimpleNamespace(
+        sleep=slept.append, time=time.time, monotonic=time.monotonic))
+    server.state.jobsets[(NS, "w1")] = _jobset()
+    server.state.faults += [
+        Fault(429, "too many requests", reason="TooManyRequests", retry_after="2"),
+        Fault(503, "unavailable", reason="ServiceUnavailable", retry_after="3600"),
+        Fault(500)]
+    cluster = _cluster(server)
+    assert isinstance(cluster.api.configuration.retries, retry_module.Retry)
+    assert cluster.get_jobset(NS, "w1") == _jobset()
+    assert len(server.state.requests) == 4
+    # Retry-After 2 s; Retry-After 3600 s capped; then urllib3's backoff (0.01 x 2^2).
+    assert slept == [2.0, kube.RETRY_AFTER_MAX, pytest.approx(0.04)]
+
+
 def test_a_hanging_server_times_out(server: FakeApiServer) -> None:
     server.state.faults += [Fault(0, delay=1.5), Fault(0, delay=1.5)]
     start = time.monotonic()

@@ -56,3 +56,28 @@ def test_check_request() -> None:
         "(node allocatable less 10% for DaemonSets)")
     option, message = pod_resources.check_request("tpu7x-standard-1t", None, "1Gi") or ("", "")
     assert option == "--memory" and "not published" in message
+
+
+@pytest.mark.parametrize("value", ["1", "30", "2.5", "0.125", "3500m", "100m", "64G", "100Gi",
+                                   "1.5Gi", "512Mi", "2Ti", "1000k", "3M", "128974848", "1T",
+                                   "16Ki"])
+def test_our_quantities_read_as_kubernetes_parse_quantity_does(value: str) -> None:
+    """The render path's own parsing (it may not load the Kubernetes client) agrees with the
+    client's parse_quantity on every quantity it accepts."""
+    from decimal import Decimal
+
+    from kubernetes.utils.quantity import parse_quantity
+
+    expected = parse_quantity(value)
+    cpu, mem = pod_resources.cpu_milli(value), pod_resources.memory_mi(value)
+    assert cpu is not None or mem is not None
+    if cpu is not None:
+        assert Decimal(cpu) / 1000 == expected
+    if mem is not None:
+        assert Decimal(str(mem)) * 2**20 == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("value", ["1e3", "2Pi", "1E", "-1", "+5", ".5"])
+def test_quantities_outside_our_subset_are_refused(value: str) -> None:
+    """Valid for Kubernetes or not, the render path refuses what it does not read."""
+    assert pod_resources.cpu_milli(value) is None and pod_resources.memory_mi(value) is None

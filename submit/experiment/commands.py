@@ -407,7 +407,9 @@ def wait(ctx: Context, name: str, timeout: float, interval: float, namespace: st
 @click.option("--timeout", type=DURATION, default="24h", show_default=True,
               metavar="DURATION", help="With --wait: how long to wait for the other workload.")
 @click.option("--interval", type=DURATION, default="30s", show_default=True,
-              metavar="DURATION", help="With --wait: time between checks.")
+              metavar="DURATION",
+              help="With --wait: how often the other workload's state is read afresh (its "
+                   "changes arrive at once through a watch).")
 @click.option("--force", is_flag=True, help="Release it whatever the other workload's state.")
 @click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
 @pass_ctx
