@@ -333,3 +333,13 @@ def test_after_holds_until_the_other_succeeded(outputs: Path, server: FakeApiSer
     assert patch.headers.get("Content-Type") == "application/merge-patch+json"
     r = wl("release", "train")
     assert r.exit_code == 1 and "is not held" in r.output
+
+
+def test_experiment_commands_take_n_for_the_namespace() -> None:
+    from click.testing import CliRunner
+
+    from submit.cli import main
+
+    for command in ("list", "describe", "wait", "delete"):
+        out = CliRunner().invoke(main, ["experiment", command, "--help"]).output
+        assert "-n, --namespace" in out, command

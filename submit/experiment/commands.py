@@ -32,7 +32,7 @@ import yaml
 from submit import api
 from submit import spec as sp
 from submit.experiment import expand as ex
-from submit.cli_options import DURATION
+from submit.cli_options import DURATION, namespace_option
 from submit.output import emit, table
 from submit.spec import SpecError
 from submit.workload import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
@@ -269,7 +269,7 @@ def _counts(rows: list[dict[str, Any]]) -> str:
 
 
 @experiment.command("list")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
               default="table", show_default=True, help="Output format.")
 @pass_ctx
@@ -294,7 +294,7 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
 
 @experiment.command("describe")
 @click.argument("name")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @pass_ctx
 def describe(ctx: Context, name: str, namespace: str | None) -> None:
     """Progress (counts by state) and every trial's state with its parameters."""
@@ -324,7 +324,7 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
 
 @experiment.command("delete")
 @click.argument("name")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @pass_ctx
 def delete(ctx: Context, name: str, namespace: str | None) -> None:
     """Cancel every trial and delete the experiment's record."""
@@ -348,7 +348,7 @@ def delete(ctx: Context, name: str, namespace: str | None) -> None:
               metavar="DURATION", help="How long to wait: seconds, or 90s, 30m, 12h, 1h30m.")
 @click.option("--interval", type=DURATION, default="30s", show_default=True,
               metavar="DURATION", help="Time between checks.")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @pass_ctx
 def wait(ctx: Context, name: str, timeout: float, interval: float, namespace: str | None
          ) -> None:
@@ -411,7 +411,7 @@ def wait(ctx: Context, name: str, timeout: float, interval: float, namespace: st
               help="With --wait: how often the other workload's state is read afresh (its "
                    "changes arrive at once through a watch).")
 @click.option("--force", is_flag=True, help="Release it whatever the other workload's state.")
-@click.option("--namespace", help="Namespace (default: the stack's workload namespace).")
+@namespace_option
 @pass_ctx
 def release(ctx: Context, name: str, wait_: bool, timeout: float, interval: float, force: bool,
             namespace: str | None) -> None:
