@@ -343,3 +343,19 @@ def test_experiment_commands_take_n_for_the_namespace() -> None:
     for command in ("list", "describe", "wait", "delete"):
         out = CliRunner().invoke(main, ["experiment", command, "--help"]).output
         assert "-n, --namespace" in out, command
+
+
+def test_stack_options_after_the_experiment_command(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fakes import stacks
+    from submit.cli import main
+
+    outputs = stacks.write_outputs(tmp_path / "o.json", "multi")
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("name: s\nworkload: {accelerator: l4-1, image: python:3.12, "
+                     "command: 'true'}\nsweep:\n  env.LR: [1, 2]\n")
+    r = CliRunner().invoke(main, ["experiment", "create", str(sweep), "--outputs",
+                                  str(outputs), "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("kind: JobSet") == 2

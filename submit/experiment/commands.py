@@ -32,7 +32,7 @@ import yaml
 from submit import api
 from submit import spec as sp
 from submit.experiment import expand as ex
-from submit.cli_options import DURATION, namespace_option
+from submit.cli_options import DURATION, namespace_option, stack_group_options, stack_options
 from submit.output import emit, table
 from submit.spec import SpecError
 from submit.workload import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
@@ -48,17 +48,16 @@ def record_name(name: str) -> str:
 
 
 @click.group("experiment")
-@click.option("--stack", envvar="ACCELSTACK_STACK", metavar="NAME",
-              help="Pulumi stack whose outputs describe the cluster [env ACCELSTACK_STACK].")
-@click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS", metavar="FILE",
-              help="Read the outputs from FILE [env ACCELSTACK_OUTPUTS].")
-@click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", default=".",
-              show_default=True, help="Pulumi project directory [env ACCELSTACK_PROJECT_DIR].")
+@stack_group_options
 @click.pass_context
 def experiment(ctx: click.Context, stack: str | None, outputs_file: str | None,
-               project_dir: str) -> None:
-    """Sweeps: many trials (one JobSet each) created, watched and deleted as one."""
-    ctx.obj = Context(stack, outputs_file, project_dir)
+               project_dir: str, namespace: str | None) -> None:
+    """Sweeps: many trials (one JobSet each) created, watched and deleted as one.
+
+    --stack, --outputs, --project-dir and -n/--namespace may also be given after the
+    command, as on `submit workload`.
+    """
+    ctx.obj = Context(stack, outputs_file, project_dir, namespace)
 
 
 def _bad_file(e: ex.ExperimentError) -> click.BadParameter:
@@ -66,6 +65,7 @@ def _bad_file(e: ex.ExperimentError) -> click.BadParameter:
 
 
 @experiment.command("create")
+@stack_options
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--max-trials", type=int, default=ex.DEFAULT_MAX_TRIALS, show_default=True,
               help="Refuse an expansion of more trials (a guard against typos).")
@@ -269,6 +269,7 @@ def _counts(rows: list[dict[str, Any]]) -> str:
 
 
 @experiment.command("list")
+@stack_options
 @namespace_option
 @click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
               default="table", show_default=True, help="Output format.")
@@ -293,6 +294,7 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
 
 
 @experiment.command("describe")
+@stack_options
 @click.argument("name")
 @namespace_option
 @pass_ctx
@@ -323,6 +325,7 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
 
 
 @experiment.command("delete")
+@stack_options
 @click.argument("name")
 @namespace_option
 @pass_ctx
@@ -343,6 +346,7 @@ def delete(ctx: Context, name: str, namespace: str | None) -> None:
 
 
 @experiment.command("wait")
+@stack_options
 @click.argument("name")
 @click.option("--timeout", type=DURATION, default="24h", show_default=True,
               metavar="DURATION", help="How long to wait: seconds, or 90s, 30m, 12h, 1h30m.")
