@@ -34,7 +34,7 @@ from infra.config_fields import DEFAULT_PODS_PER_NODE, MAX_NODES_PER_CLUSTER
 from infra.config_network import (NETWORK_KEYS, Network, address_problems, gpu_cidr_problem,
                                   subnets_needed)
 from infra.config_storage import Storage, Store, parse_storage
-from infra.config_pathways import Pathways, parse_pathways
+from infra.config_pathways import Pathways, parse_pathways, resolve_scratch
 from infra.config_slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
@@ -127,6 +127,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
     registry = parse_registry(r, top.get("registry"), project=cluster.project,
                               region=cluster.region, cluster_name=cluster.cluster_name)
     check_cached_images(r, registry, top.get("imageCache"))
+    before_storage = len(r.problems)
     storage = parse_storage(r, top.get("storage"), queues, project=cluster.project,
                             cluster=cluster.cluster_name, region=cluster.region,
                             zones=tuple(cluster.zones), gke_version=cluster.gke_version,
@@ -136,6 +137,9 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
                                 ("servicesCidr", cluster.network.services_cidr),
                                 ("masterCidr", cluster.network.master_cidr),
                                 ("gpuNetworksCidr", cluster.network.gpu_cidr))})
+    if len(r.problems) == before_storage:  # a broken storage section is reported once
+        pathways = resolve_scratch(r, pathways, {
+            st.name: st.bucket if st.kind == "gcs" else None for st in storage.stores})
     if not slices_raw and cluster.auto_provisioning is None:
         r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
                "needs at least one source of accelerators")

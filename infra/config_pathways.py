@@ -12,9 +12,10 @@ above ``infra.config_slices`` and below ``infra.config``. Pure; no pulumi.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from infra import catalog
 from infra.config_fields import MAX_NODES_PER_POOL_ZONE, check_gke_name
@@ -49,6 +50,8 @@ DEFAULT_HEAD_MACHINE = "n2-standard-64"
 MIN_HEAD_VCPUS = 49
 MIN_HEAD_MEMORY_GB = 233 * 1024**3 / 1e9  # xpk's 233 GiB, in Compute Engine's GB
 _GCS_PATH = re.compile(r"^gs://[a-z0-9][-_.a-z0-9]{1,220}[a-z0-9](/[^\s]*)?\Z")
+# store:NAME[/PREFIX]: a Cloud Storage store of the stack's storage section (resolve_scratch).
+_STORE_PATH = re.compile(r"^store:(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)(?P<prefix>/[^\s]*)?\Z")
 _IMAGE_TAG = re.compile(r":[\w][\w.-]{0,127}\Z")
 
 
@@ -77,9 +80,10 @@ def parse_pathways(r: Reader, value: Any, pools: Sequence[SlicePool],
     if scratch is None:
         r.fail("pathways.scratch", "is required: a Cloud Storage location such as "
                "gs://BUCKET/pathways that the Pathways head and workers use for scratch data")
-    elif not _GCS_PATH.match(scratch):
+    elif not (_GCS_PATH.match(scratch) or _STORE_PATH.match(scratch)):
         r.fail("pathways.scratch", f"{show(scratch)} is not a Cloud Storage location "
-               "(gs://BUCKET or gs://BUCKET/PREFIX)")
+               "(gs://BUCKET or gs://BUCKET/PREFIX, or store:NAME[/PREFIX] for a Cloud Storage "
+               "store of the storage section)")
     images = r.obj(raw.get("images") or {}, "pathways.images", IMAGE_KEYS)
     server = _image(r, images, "server", DEFAULT_SERVER_IMAGE)
     proxy = _image(r, images, "proxy", DEFAULT_PROXY_IMAGE)
@@ -90,6 +94,28 @@ def parse_pathways(r: Reader, value: Any, pools: Sequence[SlicePool],
     if head is None or scratch is None or len(r.problems) > before:
         return None, None
     return Pathways(head.name, scratch, server, proxy), head
+
+
+def resolve_scratch(r: Reader, pathways: Pathways | None,
+                    buckets: Mapping[str, str | None]) -> Pathways | None:
+    """``store:NAME[/PREFIX]`` as the store's ``gs://`` location. ``buckets``: each store's
+    bucket (None for stores that are not Cloud Storage)."""
+    if pathways is None:
+        return None
+    m = _STORE_PATH.match(pathways.scratch)
+    if m is None:
+        return pathways
+    name = m.group("name")
+    if name not in buckets:
+        r.fail("pathways.scratch", f"{show(pathways.scratch)}: no store {name!r} in the "
+               f"storage section; its stores: {', '.join(sorted(buckets)) or 'none'}")
+        return None
+    bucket = buckets[name]
+    if bucket is None:
+        r.fail("pathways.scratch", f"{show(pathways.scratch)}: store {name!r} is not a Cloud "
+               "Storage bucket (Pathways scratch data goes to Cloud Storage)")
+        return None
+    return dataclasses.replace(pathways, scratch=f"gs://{bucket}{m.group('prefix') or ''}")
 
 
 def _image(r: Reader, raw: Any, key: str, default: str) -> str:

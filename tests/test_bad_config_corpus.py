@@ -200,7 +200,11 @@ CASES: list[tuple[str, str | bytes, int | None, list[str]]] = [
      ["pathways.scratch: is required: a Cloud Storage location such as gs://BUCKET/pathways"]),
     ("pathways-bad-scratch", stack("  accelstack:pathways: {scratch: /tmp/pw}"), 9,
      ["pathways.scratch: '/tmp/pw' is not a Cloud Storage location (gs://BUCKET or "
-      "gs://BUCKET/PREFIX)"]),
+      "gs://BUCKET/PREFIX, or store:NAME[/PREFIX] for a Cloud Storage store of the storage "
+      "section)"]),
+    ("pathways-scratch-unknown-store", stack("  accelstack:pathways: {scratch: 'store:ckpt/pw'}"),
+     9, ["pathways.scratch: 'store:ckpt/pw': no store 'ckpt' in the storage section; its "
+         "stores: none"]),
     ("pathways-latest-image", stack("  accelstack:pathways:", "    scratch: gs://b-pw/s",
                                     "    images: {proxy: 'us-docker.pkg.dev/p/r/proxy_server:latest'}"),
      11, ["pathways.images.proxy: 'us-docker.pkg.dev/p/r/proxy_server:latest' uses :latest"]),

@@ -188,3 +188,31 @@ def test_the_readme_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     rm = head["template"]["spec"]["template"]["spec"]["initContainers"][1]
     assert "--instance_type=tpuv6e:16x16" in rm["args"]
     assert "--gcs_scratch_location=gs://my-ml-project-pathways/trillium" in rm["args"]
+
+
+def test_scratch_can_be_a_cloud_storage_store() -> None:
+    raw = stack_fixtures.stack_config("v6e-pathways")
+    raw["storage"]["stores"].append({"name": "scratch", "kind": "gcs",
+                                     "access": {"pretraining": "read-write"}})
+    raw["pathways"]["scratch"] = "store:scratch/pathways"
+    ev = harness.evaluate(raw, "v6e-pathways")
+    assert ev.config.pathways is not None
+    bucket = ev.config.storage.store("scratch").bucket  # type: ignore[union-attr]
+    assert ev.config.pathways.scratch == f"gs://{bucket}/pathways"
+    [grant] = [r.inputs for r in ev.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+               if r.name == "pathways-scratch"]
+    assert grant["bucket"] == bucket
+
+
+def test_scratch_store_must_be_cloud_storage() -> None:
+    from infra import config as config_mod
+    from infra.errors import ConfigError
+
+    raw = stack_fixtures.stack_config("v6e-pathways")
+    raw["storage"]["stores"].append({"name": "share", "kind": "filestore", "tier": "ZONAL",
+                                     "capacityGb": 1024, "access": {"pretraining": "read-write"}})
+    raw["pathways"]["scratch"] = "store:share"
+    with pytest.raises(ConfigError) as e:
+        config_mod.parse(raw)
+    assert "pathways.scratch: 'store:share': store 'share' is not a Cloud Storage bucket" in str(
+        e.value)
