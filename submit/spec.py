@@ -7,6 +7,7 @@ Pure: no Click, no Kubernetes client, no pulumi.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +127,14 @@ def check_range(option: str, value: int | None, minimum: int = 0,
         raise SpecError(option, f"{value} is below {minimum}")
     if value is not None and value > maximum:
         raise SpecError(option, f"{value} is above {maximum}")
+
+
+def check_wait(timeout: float, interval: float) -> None:
+    """`wait`'s --timeout and --interval (seconds, as the duration options give them)."""
+    if timeout < 0:
+        raise SpecError("--timeout", f"{timeout:g}s is below 0")
+    if not math.isfinite(interval) or interval <= 0:
+        raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
 
 
 def parse_env(items: Sequence[str], option: str = "--env") -> list[EnvVar]:

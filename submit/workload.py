@@ -11,12 +11,11 @@ cluster or the outputs report is a ClickException (exit 1).
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -25,9 +24,6 @@ from submit.cli_options import (DURATION, complete, lazy_group, namespace_option
                                  stack_group_options, stack_options)
 from submit.output import dump_objects
 from submit.spec import SpecError
-
-if TYPE_CHECKING:
-    from submit import status as st
 
 
 EXIT_FAILED = 3  # `wait`: the workload failed
@@ -135,7 +131,7 @@ def apply_objects(ctx: Context, objs: list[dict[str, Any]], replace: bool = Fals
             from submit.progress import Progress
 
             progress = Progress()
-            progress.line(f"--replace: deleting the running workload; waiting until it is gone")
+            progress.line("--replace: deleting the running workload; waiting until it is gone")
         progress.sleep(seconds, "deleting the running workload")
 
     try:
@@ -573,10 +569,7 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
 
     with bad_input():
         sp.check_workload_name(name)
-        if timeout < 0:
-            raise SpecError("--timeout", f"{timeout:g}s is below 0")
-        if not math.isfinite(interval) or interval <= 0:
-            raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
+        sp.check_wait(timeout, interval)
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster

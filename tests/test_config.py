@@ -692,7 +692,7 @@ def test_shared_address_space_is_accepted(raw: dict[str, Any]) -> None:
 
 def test_bad_cluster_name_reported_once(raw: dict[str, Any]) -> None:
     raw["clusterName"] = "Test"
-    assert problems(raw) == [f"clusterName: 'Test' is not a valid GKE name (1-40 " + GKE_NAME_RULE]
+    assert problems(raw) == ["clusterName: 'Test' is not a valid GKE name (1-40 " + GKE_NAME_RULE]
 
 
 def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from submit.local import plan as lp
 from submit.local.run import FreePorts, Runner, summary

@@ -360,10 +360,7 @@ def wait(ctx: Context, name: str, timeout: float, interval: float, namespace: st
     --max-running). Exit 0: all succeeded; 3: some failed; 4: the timeout passed first."""
     with bad_input():
         sp.check_workload_name(name)
-        if timeout < 0:
-            raise SpecError("--timeout", f"{timeout:g} is below 0")
-        if not interval > 0 or interval == float("inf"):
-            raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
+        sp.check_wait(timeout, interval)
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     record = _load_record(ctx, name, ns)
@@ -423,10 +420,7 @@ def release(ctx: Context, name: str, wait_: bool, timeout: float, interval: floa
     succeeded. Exit 3 if that one failed (NAME stays held), 4 if --wait timed out."""
     with bad_input():
         sp.check_workload_name(name)
-        if timeout < 0:
-            raise SpecError("--timeout", f"{timeout:g} is below 0")
-        if not interval > 0 or interval == float("inf"):
-            raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
+        sp.check_wait(timeout, interval)
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster

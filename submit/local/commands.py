@@ -30,7 +30,7 @@ from submit.local.run import FreePorts, Runner, summary
 from submit.output import dump_objects, unwrap
 from submit.render import render
 from submit.spec import SpecError, build_spec
-from submit.workload import Context, create, pass_ctx
+from submit.workload import Context, create
 
 PROCESSES_PER_CORE = 4  # JAX/PyTorch CPU processes this machine runs at once, per core
 # Options about other workloads in the cluster, and create's stack options (run-local
