@@ -54,7 +54,7 @@ def main() -> int:
         out = subprocess.run(cmd, check=True, capture_output=True, env=env)
         times.append((time.perf_counter() - start) * 1000)
         assert b"kind: JobSet" in out.stdout
-    probe = ("import sys, submit.cli, submit.render, submit.spec; "
+    probe = ("import sys, submit.cli.app, submit.render.jobset, submit.render.spec; "
              "bad=[m for m in sys.modules if m.split('.')[0] in "
              "('pulumi','pulumi_gcp','pulumi_kubernetes','kubernetes','subprocess', "
              "'urllib3')]; print(bad)")

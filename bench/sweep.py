@@ -22,9 +22,9 @@ def main() -> int:
     parser.add_argument("--workloads", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from submit.render import render
-    from submit.spec import build_spec
-    from submit.stack_outputs import from_file
+    from submit.render.jobset import render
+    from submit.render.spec import build_spec
+    from submit.cluster.stack_outputs import from_file
 
     outputs = from_file(str(outputs_file("v5e-spot")))
     best = 0.0

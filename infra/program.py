@@ -12,9 +12,10 @@ from typing import Any, Callable, Collection, Mapping
 import pulumi
 import yaml
 
-from infra import config as config_mod
-from infra import contract, exports
-from infra.secrets import decode_config_value
+from infra.config import stack as config_mod
+from infra.contract import outputs as contract
+from infra.specs import exports
+from infra.config.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
@@ -23,12 +24,12 @@ from infra.components.node_pools import SliceNodePools, SystemNodePool
 from infra.components.services import ProjectServices
 from infra.components.registry import WorkloadRegistry
 from infra.components.storage import StorageObjects, WorkloadStorage
-from infra.config import StackConfig
-from infra.errors import ConfigError
-from infra.network_spec import group_for, gpu_network_groups
-from infra.secrets import hide
-from infra.stack_file import NAMESPACE, StackFileError
-from infra.stack_file import load as load_stack_file
+from infra.config.stack import StackConfig
+from infra.config.errors import ConfigError
+from infra.specs.network import group_for, gpu_network_groups
+from infra.config.secrets import hide
+from infra.config.stack_file import NAMESPACE, StackFileError
+from infra.config.stack_file import load as load_stack_file
 
 
 class StackConfigError(pulumi.RunError):
@@ -105,7 +106,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         WorkloadRegistry("workloads", cfg.registry, labels=dict(cfg.labels),
                          node_service_account=gke.service_account_email)
     if cfg.pathways is not None:
-        # Pathways pods run on the host network and so as the nodes (infra/pathways_spec.py).
+        # Pathways pods run on the host network and so as the nodes (infra/specs/pathways.py).
         PathwaysAccess("pathways", cfg, node_service_account=gke.service_account_email,
                        opts=after_apis)
 

@@ -32,13 +32,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from infra.contract import StackOutputs
-from submit import spec as sp
-from submit import status as st
-from submit.render import render as _render
-from submit.spec import SpecError as BadInput
-from submit.spec import WorkloadSpec
-from submit.stack_outputs import read
+from infra.contract.outputs import StackOutputs
+from submit.render import spec as sp
+from submit.state import status as st
+from submit.render.jobset import render as _render
+from submit.render.spec import SpecError as BadInput
+from submit.render.spec import WorkloadSpec
+from submit.cluster.stack_outputs import read
 
 __all__ = ["BadInput", "ClusterError", "Workload", "Session", "Submitted", "Status",
            "load_outputs", "connect", "submit", "status", "wait", "hold", "release",
@@ -48,7 +48,7 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # A held workload (--after, or an experiment's trial beyond its --max-running): the JobSet
 # is created suspended and WITHOUT the queue-name label, its queue kept in HELD_QUEUE.
 # Kueue manages only jobs that carry the label (manageJobsWithoutQueueName is false, the
-# default, in the Configuration infra/addons_spec.py renders; "jobs without the
+# default, in the Configuration infra/specs/addons.py renders; "jobs without the
 # kueue.x-k8s.io/queue-name label are ignored", Red Hat build of Kueue docs, "Configuring
 # label policies for jobs"), so Kueue neither admits nor unsuspends it; `release` adds the
 # label while the JobSet is still suspended (Kueue's jobframework.ValidateJobOnUpdate
@@ -97,8 +97,8 @@ class Workload:
     queue: str | None = None
     mount_service_account_token: bool = False
     add_capability: tuple[str, ...] = ()
-    mount: tuple[str, ...] = ()  # STORE[:PATH][:ro] (submit/mounts.py)
-    pathways: bool = False  # a Pathways JobSet (submit/pathways.py)
+    mount: tuple[str, ...] = ()  # STORE[:PATH][:ro] (submit/render/mounts.py)
+    pathways: bool = False  # a Pathways JobSet (submit/render/pathways.py)
     headless: bool = False  # with pathways: no user container
     elastic_slices: int | None = None  # with pathways: slices that may fail and come back
 
@@ -107,7 +107,7 @@ class Workload:
         return dataclasses.replace(self, **changes)
 
     def options(self) -> dict[str, Any]:
-        """The keyword arguments of ``submit.spec.build_spec``."""
+        """The keyword arguments of ``submit.render.spec.build_spec``."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["workload"] = out.pop("name")
         return out
@@ -156,18 +156,18 @@ def load_outputs(stack: str | None = None, outputs_file: str | None = None,
 
 
 def connect(outputs: StackOutputs) -> Any:
-    """A ``submit.kube.Cluster`` for the stack's cluster (imports the Kubernetes client)."""
+    """A ``submit.cluster.kube.Cluster`` for the stack's cluster (imports the Kubernetes client)."""
     return _call(lambda: _cluster_class()(outputs.kubeconfig))
 
 
 def _cluster_class() -> Any:
-    from submit.kube import Cluster
+    from submit.cluster.kube import Cluster
 
     return Cluster
 
 
 def _call(fn: Callable[[], Any]) -> Any:
-    from submit.kube import KubeError
+    from submit.cluster.kube import KubeError
 
     try:
         return fn()
@@ -300,9 +300,9 @@ def status(cluster: Any, namespace: str, name: str) -> Status:
 def wait(cluster: Any, namespace: str, name: str, timeout: float = 3600,
          interval: float = 10.0, on_change: Callable[[Status], None] | None = None) -> Status:
     """Follow the workload (a watch, read afresh every ``interval`` seconds: see
-    submit/jobset_watch.py) until it is Completed or Failed, or ``timeout`` seconds pass;
+    submit/cluster/watch.py) until it is Completed or Failed, or ``timeout`` seconds pass;
     the last Status either way (check ``.done``). ``on_change`` sees each new state."""
-    from submit.jobset_watch import follow
+    from submit.cluster.watch import follow
 
     last = None
     now: Status | None = None

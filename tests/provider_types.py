@@ -24,7 +24,7 @@ from typing import Any
 
 import pulumi
 
-from infra.harness import Secret
+from infra.preview.harness import Secret
 
 # The SDK package of each provider of the type tokens our program registers.
 _PACKAGES = {"gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}

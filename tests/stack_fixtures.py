@@ -1,8 +1,8 @@
 """Realistic stack outputs for submitter tests, one per kind of slice the renderer handles.
 
-Each stack config is evaluated once under the mock engine (``infra.harness``), exactly as
+Each stack config is evaluated once under the mock engine (``infra.preview.harness``), exactly as
 ``pulumi up`` would run the program, and its exported contract is loaded back through
-``infra.contract.load`` as the submitter reads it. So the node selectors, tolerations,
+``infra.contract.outputs.load`` as the submitter reads it. So the node selectors, tolerations,
 resource names and GPU data networks the renderer sees are the ones the stack declares,
 not hand-written copies. Evaluation takes a fraction of a second; it is cached per name.
 """
@@ -13,8 +13,9 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from infra import contract, harness
-from infra.contract import StackOutputs
+from infra.contract import outputs as contract
+from infra.preview import harness
+from infra.contract.outputs import StackOutputs
 
 
 def _stack(region: str, zone: str, cluster: str, slices: list[dict[str, Any]],

@@ -9,9 +9,11 @@ from typing import Any
 
 import schema
 from conftest import MINIMAL, ROOT
-from infra import config as config_mod
-from infra import dra_driver_spec, gpudirect_release, harness
-from infra.harness import Evaluation
+from infra.config import stack as config_mod
+from infra.specs import dra_driver as dra_driver_spec
+from infra.catalog import gpudirect_release
+from infra.preview import harness
+from infra.preview.harness import Evaluation
 
 STACK = ROOT / "stacks" / "Pulumi.a4x.yaml"
 RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -29,10 +29,16 @@ import yaml
 import schema
 import stack_fixtures
 from conftest import MINIMAL, STACK_FILES
-from infra import addons_spec, catalog, contract, harness, image_cache_spec, kueue_spec
-from infra import config as config_mod
-from infra import dra_driver_spec, pod_resources
-from infra.harness import Evaluation, Resource
+from infra.specs import addons as addons_spec
+from infra.catalog import tables as catalog
+from infra.contract import outputs as contract
+from infra.preview import harness
+from infra.specs import image_cache as image_cache_spec
+from infra.specs import kueue as kueue_spec
+from infra.config import stack as config_mod
+from infra.specs import dra_driver as dra_driver_spec
+from infra.catalog import pod_resources
+from infra.preview.harness import Evaluation, Resource
 from infra.program import StackConfigError
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -742,7 +748,7 @@ def test_cpu_quota_with_fractional_memory() -> None:
 GPU_RESERVATION = {"mode": "reservation", "reservation": "r"}
 # (accelerator, capacity, placement, TAS with auto): GKE labels the nodes with the
 # gke-default topology for A3 High/Mega on flex-start or a reservation, for A3 Ultra and
-# later on flex-start or with compact placement (infra/tas.py has the sources).
+# later on flex-start or with compact placement (infra/specs/tas.py has the sources).
 TAS_AUTO = [
     ("h100-80gb-8", GPU_RESERVATION, None, True),
     ("h100-80gb-8", "flex-start", None, True),

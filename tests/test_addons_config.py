@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 
-from infra import addons_config, config, harness, images
-from infra.addons_config import CachedImage, Team
-from infra.errors import ConfigError
+from infra.config import addons as addons_config
+from infra.config import stack as config
+from infra.preview import harness
+from infra.contract import images
+from infra.config.addons import CachedImage, Team
+from infra.config.errors import ConfigError
 
 QUEUE_ALLOWED = ("namespace, localQueue, clusterQueue, cohort, topologyAwareScheduling, "
                  "cpuQuota, teams")

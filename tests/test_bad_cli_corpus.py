@@ -27,9 +27,9 @@ from click.testing import CliRunner
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from fakes.pulumi_cli import FakePulumi, install
-from infra.contract import CONTRACT_VERSION
-from submit.cli import main
-from submit.spec import MAX_CONFIG_BYTES
+from infra.contract.outputs import CONTRACT_VERSION
+from submit.cli.app import main
+from submit.render.spec import MAX_CONFIG_BYTES
 
 STACK = True  # the check needs the stack's outputs: `pulumi` runs once, the cluster never
 CREATE = ["create", "--workload", "w1", "--accelerator", "v5litepod-16", "--image",
@@ -288,7 +288,7 @@ CASES = [
          "'a3-high', 'a3-mega', 'a3-ultra', 'a4', 'a4x', 'cpu'.", group=["accelerators"]),
 ]
 
-# -- experiments, job groups and --after (submit.experiment, submit.group) -----------------
+# -- experiments, job groups and --after (submit.experiment, submit.experiment.group) -----------------
 EXPERIMENT = ["experiment", "--stack", "dev"]
 CASES += [
     Case("experiment-empty-axis", ["create", "{tmp}/exp-empty.yaml"], "FILE",

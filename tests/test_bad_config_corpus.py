@@ -18,10 +18,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from infra import harness, preview, program
-from infra.config import parse
-from infra.errors import ConfigError
-from infra.secrets import SecretStr
+from infra import program
+from infra.preview import harness
+from infra.preview import cli as preview
+from infra.config.stack import parse
+from infra.config.errors import ConfigError
+from infra.config.secrets import SecretStr
 
 BASE = [
     "config:",                                   # 1

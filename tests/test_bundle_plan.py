@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.contract import SlicePoolInfo
+from infra.contract.outputs import SlicePoolInfo
 from submit.bundle import plan
 from submit.bundle.plan import BundleError, Platform
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infra import catalog
-from infra.catalog import UnknownAccelerator, all_accelerators, resolve
+from infra.catalog import tables as catalog
+from infra.catalog.tables import UnknownAccelerator, all_accelerators, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -455,7 +455,7 @@ def test_multi_host_iff_more_than_one_vm(e: catalog.Accelerator) -> None:
 
 
 def test_catalog_imports_no_pulumi() -> None:
-    code = ("import infra.catalog, sys; "
+    code = ("import infra.catalog.tables, sys; "
             "assert not any(m.startswith('pulumi') for m in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True)
@@ -463,7 +463,7 @@ def test_catalog_imports_no_pulumi() -> None:
 
 
 def test_local_ssd_facts() -> None:
-    # Only machines whose Local SSD disk count is sourced (infra/catalog.py LOCAL_SSD_DISKS)
+    # Only machines whose Local SSD disk count is sourced (infra/catalog/tables.py LOCAL_SSD_DISKS)
     assert {m: catalog.local_ssd_disks(m) for m in catalog.LOCAL_SSD_DISKS} == {
         "a3-highgpu-8g": 16, "a3-megagpu-8g": 16, "a3-ultragpu-8g": 32}
     assert catalog.local_ssd_gib("a3-ultragpu-8g") == 12_000

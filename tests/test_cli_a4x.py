@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from submit.cli import main
+from submit.cli.app import main
 
 NS = "gpu-jobs"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from infra import catalog
-from submit.cli import main
+from infra.catalog import tables as catalog
+from submit.cli.app import main
 
 HEADER = ("NAME     FAMILY  MACHINE TYPE     TOPOLOGY  CHIPS/VM  VMS  CHIPS  RESOURCE        "
           "NETWORKING")

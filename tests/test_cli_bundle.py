@@ -16,10 +16,10 @@ from click.testing import CliRunner, Result
 
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from infra import harness
+from infra.preview import harness
 from oci_registry import RegistryServer, serve
 from submit.bundle.registry import INSECURE_ENV
-from submit.cli import main
+from submit.cli.app import main
 
 ACCEPT = "application/vnd.oci.image.manifest.v1+json"
 
@@ -174,7 +174,7 @@ class _Tty(io.StringIO):
 
 
 def test_terminal_progress_draws_a_bar_per_upload(monkeypatch: pytest.MonkeyPatch) -> None:
-    from submit.bundle.cli import TerminalProgress
+    from submit.cli.bundle import TerminalProgress
 
     tty = _Tty()
     monkeypatch.setattr(sys, "stderr", tty)

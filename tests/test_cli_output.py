@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from submit import output
-from submit.render import render
+from submit.cli import output
+from submit.render.jobset import render
 from test_render_golden import CASES, spec_for
 
 

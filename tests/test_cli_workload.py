@@ -20,10 +20,10 @@ from click.testing import CliRunner, Result
 
 from fake_apiserver import Fault, FakeApiServer, Request
 from fakes import stacks
-from infra.contract import load
-from submit.cli import main
-from submit.render import render
-from submit.spec import MAX_CONFIG_BYTES, build_spec
+from infra.contract.outputs import load
+from submit.cli.app import main
+from submit.render.jobset import render
+from submit.render.spec import MAX_CONFIG_BYTES, build_spec
 
 NS = "training"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"
@@ -253,7 +253,7 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("v5e-spot", {"--cpu": "2 cores"}, "--cpu", "'2 cores' is not a CPU quantity such as 30 or 3500m"),
     ("v5e-spot", {"--cpu": "1.5m"}, "--cpu", "'1.5m' is not a CPU quantity such as 30 or 3500m"),
     ("v5e-spot", {"--memory": "100GB"}, "--memory", "'100GB' is not a quantity such as 100Gi"),
-    # above what a pod on the machine can have (infra/pod_resources.py), checked offline
+    # above what a pod on the machine can have (infra/catalog/pod_resources.py), checked offline
     ("v5e-spot", {"--cpu": "200"}, "--cpu", "'200' is more than a pod on ct5lp-hightpu-4t can "
      "have: at most 100400m (node allocatable less 10% for DaemonSets)"),
     ("v5e-spot", {"--memory": "200Gi"}, "--memory", "'200Gi' is more than a pod on "

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from fakes import stacks
-from submit.cli import main
+from submit.cli.app import main
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from click.shell_completion import ShellComplete
 from conftest import ROOT
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from submit.cli import main
+from submit.cli.app import main
 
 
 def complete(args: list[str], incomplete: str) -> list[str]:

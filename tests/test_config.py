@@ -11,9 +11,11 @@ from typing import Any
 import pulumi
 import pytest
 
-from infra import config, harness, program
-from infra.config import AutoProvisioning, Capacity, Network, StackConfig, SystemPool
-from infra.errors import ConfigError
+from infra import program
+from infra.config import stack as config
+from infra.preview import harness
+from infra.config.stack import AutoProvisioning, Capacity, Network, StackConfig, SystemPool
+from infra.config.errors import ConfigError
 from infra.program import StackConfigError
 from conftest import STACK_FILES
 
@@ -706,10 +708,10 @@ def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:
 # Layers: the config parser imports one way only
 
 
-CONFIG_LAYERS = ["infra.errors", "infra.reader", "infra.config_fields", "infra.config_network",
-                 "infra.config_cluster", "infra.config_gpu", "infra.config_slices",
-                 "infra.config_pathways", "infra.addons_config", "infra.registry_spec", "infra.config_storage",
-                 "infra.config"]
+CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fields", "infra.config.network",
+                 "infra.config.cluster", "infra.config.gpu", "infra.config.slices",
+                 "infra.config.pathways", "infra.config.addons", "infra.config.registry", "infra.config.storage",
+                 "infra.config.stack"]
 
 
 def _infra_imports(module: str) -> set[str]:
@@ -723,24 +725,31 @@ def _infra_imports(module: str) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            if node.module == "infra":
-                names |= {f"infra.{a.name}" for a in node.names}
+            # `from infra.catalog import tables` depends on the module infra.catalog.tables
+            subs = {f"{node.module}.{a.name}" for a in node.names
+                    if _is_module(ROOT, f"{node.module}.{a.name}")}
+            names |= subs or {node.module}
     return {n for n in names if n.startswith("infra.")}
+
+
+def _is_module(root: Any, name: str) -> bool:
+    base = root.joinpath(*name.split("."))
+    return bool(base.with_suffix(".py").is_file() or (base / "__init__.py").is_file())
 
 
 @pytest.mark.parametrize("module", CONFIG_LAYERS)
 def test_config_layers_import_only_layers_below(module: str) -> None:
     below = set(CONFIG_LAYERS[:CONFIG_LAYERS.index(module)])
     # Shared pure tables any layer may read.
-    allowed = below | {"infra.catalog", "infra.images", "infra.machine_shapes", "infra.secrets"}
+    allowed = below | {"infra.catalog.tables", "infra.contract.images", "infra.catalog.machine_shapes", "infra.config.secrets"}
     assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
 
 
 def test_no_import_circle_in_infra() -> None:
     from conftest import ROOT
 
-    modules = {f"infra.{p.stem}" for p in (ROOT / "infra").glob("*.py")}
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts)
+               for p in (ROOT / "infra").rglob("*.py") if p.name != "__init__.py"}
     graph = {m: _infra_imports(m) & modules for m in modules}
     done: set[str] = set()
 
@@ -756,8 +765,8 @@ def test_no_import_circle_in_infra() -> None:
         visit(m, ())
 
 
-@pytest.mark.parametrize("module", CONFIG_LAYERS + ["infra.stack_file", "infra.secrets",
-                                                    "infra.machine_shapes"])
+@pytest.mark.parametrize("module", CONFIG_LAYERS + ["infra.config.stack_file", "infra.config.secrets",
+                                                    "infra.catalog.machine_shapes"])
 def test_config_layers_do_not_load_pulumi(module: str) -> None:
     import subprocess
     import sys
@@ -795,7 +804,7 @@ def test_max_pods_override(raw: dict[str, Any]) -> None:
                                            (32, 64), (33, 128), (64, 128), (65, 256),
                                            (110, 256)])
 def test_pods_range_per_node(max_pods: int, size: int) -> None:
-    from infra.config_network import pods_range_size
+    from infra.config.network import pods_range_size
 
     assert pods_range_size(max_pods) == size
 
@@ -843,7 +852,7 @@ def test_machine_types_that_do_not_exist(raw: dict[str, Any], machine: str) -> N
 
 
 def test_stack_file_lines_and_secrets(tmp_path: Any) -> None:
-    from infra import stack_file
+    from infra.config import stack_file
 
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_text("config:\n  accelstack:masterAuthorizedNetworks:\n    secure: v1:abc\n"

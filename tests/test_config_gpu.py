@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from conftest import MINIMAL
-from infra import config
-from infra.errors import ConfigError
+from infra.config import stack as config
+from infra.config.errors import ConfigError
 
 RES = {"mode": "reservation", "reservation": "r"}
 AI_PAGE = "https://docs.cloud.google.com/ai-hypercomputer/docs/create/gke-ai-hypercompute"

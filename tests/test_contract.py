@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from infra import contract, harness
+from infra.contract import outputs as contract
+from infra.preview import harness
 from conftest import STACK_FILES
 
 

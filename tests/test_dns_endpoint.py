@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from infra import contract, harness
+from infra.contract import outputs as contract
+from infra.preview import harness
 from infra.program import StackConfigError
 
 CLUSTER = "gcp:container/cluster:Cluster"

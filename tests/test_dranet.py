@@ -10,10 +10,14 @@ import pytest
 
 import schema
 from conftest import MINIMAL
-from infra import config, contract, dranet_spec, harness, nodepool_spec
-from infra.errors import ConfigError
-from submit.render import render
-from submit.spec import build_spec
+from infra.config import stack as config
+from infra.contract import outputs as contract
+from infra.specs import dranet as dranet_spec
+from infra.preview import harness
+from infra.specs import nodepool as nodepool_spec
+from infra.config.errors import ConfigError
+from submit.render.jobset import render
+from submit.render.spec import build_spec
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"

@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 import schema
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from infra.contract import load as load_outputs
-from submit.cli import main
+from infra.contract.outputs import load as load_outputs
+from submit.cli.app import main
 from submit.experiment import expand as ex
 
 HERE = Path(__file__).resolve().parent / "experiments"
@@ -338,7 +338,7 @@ def test_after_holds_until_the_other_succeeded(outputs: Path, server: FakeApiSer
 def test_experiment_commands_take_n_for_the_namespace() -> None:
     from click.testing import CliRunner
 
-    from submit.cli import main
+    from submit.cli.app import main
 
     for command in ("list", "describe", "wait", "delete"):
         out = CliRunner().invoke(main, ["experiment", command, "--help"]).output
@@ -349,7 +349,7 @@ def test_stack_options_after_the_experiment_command(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from fakes import stacks
-    from submit.cli import main
+    from submit.cli.app import main
 
     outputs = stacks.write_outputs(tmp_path / "o.json", "multi")
     sweep = tmp_path / "s.yaml"

@@ -15,8 +15,8 @@ from conftest import ROOT
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from submit import api
-from submit.cli import main
-from submit.experiment import commands
+from submit.cli.app import main
+from submit.cli import experiment as commands
 
 SECTION = "## Experiments, job groups and dependencies"
 

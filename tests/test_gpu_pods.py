@@ -10,9 +10,9 @@ import pytest
 
 import schema
 import stack_fixtures
-from submit import gpu_net
-from submit.render import render
-from submit.spec import build_spec
+from submit.render import gpu_net
+from submit.render.jobset import render
+from submit.render.spec import build_spec
 
 
 def _objs(stack: str, accel: str, nodes: int = 2, command: str | None = "python train.py"
@@ -153,7 +153,7 @@ def test_one_a4x_node_or_other_gpus_need_no_compute_domain() -> None:
 
 
 def test_multislice_on_single_host_slices_is_refused() -> None:
-    from submit.spec import SpecError
+    from submit.render.spec import SpecError
 
     outputs = stack_fixtures.outputs("v5e-single-host")
     with pytest.raises(SpecError) as info:

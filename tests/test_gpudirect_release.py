@@ -11,11 +11,11 @@ import pytest
 
 import stack_fixtures
 from conftest import MINIMAL
-from infra import config as config_mod
-from infra import gpudirect_release as rel
-from infra import network_spec
-from submit.render import render
-from submit.spec import build_spec
+from infra.config import stack as config_mod
+from infra.catalog import gpudirect_release as rel
+from infra.specs import network as network_spec
+from submit.render.jobset import render
+from submit.render.spec import build_spec
 
 # What each manifest of container-engine-accelerators names at the pinned commit
 # (git show 992db81:<path> | grep image:), copied here so a change of the table that does

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 import schema
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from infra.contract import load as load_outputs
-from submit import group as gr
-from submit.cli import main
+from infra.contract.outputs import load as load_outputs
+from submit.experiment import group as gr
+from submit.cli.app import main
 
 FILE = Path(__file__).resolve().parent / "groups" / "train_eval.yaml"
 

@@ -12,7 +12,7 @@ import pytest
 
 import provider_types as pt
 from conftest import STACK_FILES
-from infra import harness
+from infra.preview import harness
 
 
 @lru_cache(maxsize=None)

@@ -1,4 +1,4 @@
-"""submit/jobset_watch.py and api.wait end to end against the fake API server's watch: a
+"""submit/cluster/watch.py and api.wait end to end against the fake API server's watch: a
 change arrives through the watch, a deletion ends the wait, and an error other than 410 Gone
 is not swallowed."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from fake_apiserver import FakeApiServer
 from submit import api
-from submit.jobset_watch import follow
-from submit.kube import Cluster, KubeError
+from submit.cluster.watch import follow
+from submit.cluster.kube import Cluster, KubeError
 
 NS = "training"
 

@@ -1,4 +1,4 @@
-"""The Kubernetes seam end to end: submit.kube.Cluster over real HTTP to a fake API server.
+"""The Kubernetes seam end to end: submit.cluster.kube.Cluster over real HTTP to a fake API server.
 
 Each test checks what reached the server (method, path, query, content type, body) or the
 exact KubeError a user sees. Retries and timeouts are kept short (timeout 0.5 s, backoff
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fake_apiserver import Fault, FakeApiServer, Request
-from submit.kube import FIELD_MANAGER, Cluster, KubeError, NotFound
+from submit.cluster.kube import FIELD_MANAGER, Cluster, KubeError, NotFound
 
 NS = "training"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"
@@ -291,7 +291,7 @@ def test_retries_are_urllib3s_and_honour_retry_after(server: FakeApiServer,
 
     import urllib3.util.retry as retry_module
 
-    from submit import kube
+    from submit.cluster import kube
 
     slept: list[float] = []
     monkeypatch.setattr(retry_module, "time", types.SimpleNamespace(

@@ -25,10 +25,13 @@ import pytest
 
 import schema
 from conftest import MINIMAL, STACK_FILES
-from infra import contract, harness, kueue_spec, pod_resources
-from infra.harness import Evaluation
-from submit import render
-from submit.spec import build_spec
+from infra.contract import outputs as contract
+from infra.preview import harness
+from infra.specs import kueue as kueue_spec
+from infra.catalog import pod_resources
+from infra.preview.harness import Evaluation
+from submit.render import jobset as render
+from submit.render.spec import build_spec
 
 MIXED: dict[str, dict[str, Any]] = {
     # GPUDirect pools beside a CPU pool, NAP and CPU quota on the system pool.

@@ -16,9 +16,9 @@ import yaml
 from click.testing import CliRunner, Result
 
 from fakes import stacks
-from submit.cli import main
-from submit.local.commands import run_local
-from submit.workload import create
+from submit.cli.app import main
+from submit.cli.local import run_local
+from submit.cli.workload import create
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = ["--workload", "w1", "--accelerator", "v5litepod-16", "--image", "python:3.12"]
@@ -215,7 +215,7 @@ def _readme_commands() -> list[list[str]]:
 
 
 def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from infra import preview
+    from infra.preview import cli as preview
 
     cmds = _readme_commands()
     assert [c[0] for c in cmds] == ["accelstack-preview", "submit", "submit"]

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fakes import stacks
-from submit.cli import main
+from submit.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = "python3 tests/local_jax_train.py"

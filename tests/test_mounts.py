@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 import stack_fixtures
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from infra.contract import load
-from submit import mounts
-from submit.cli import main
-from submit.render import render
-from submit.spec import build_spec
+from infra.contract.outputs import load
+from submit.render import mounts
+from submit.cli.app import main
+from submit.render.jobset import render
+from submit.render.spec import build_spec
 from test_render_golden import CASES, load_case, pod_of
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gcsfuse-names.yaml"

@@ -30,7 +30,7 @@ from click.testing import CliRunner, Result
 from fake_apiserver import FakeApiServer, Fault
 from fakes import stacks
 from fakes.pulumi_cli import FakePulumi, install
-from submit.cli import main
+from submit.cli.app import main
 
 TOKEN = "kc-T0KEN-7f3a9c1e5b"
 KEY = "-----BEGIN PRIVATE KEY-----\nKEYMATERIAL-Q9w8e7r6\n-----END PRIVATE KEY-----\n"

@@ -14,12 +14,14 @@ import schema
 import stack_fixtures
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from infra import harness, kueue_spec, pod_resources
-from infra.config_pathways import DEFAULT_PROXY_IMAGE, DEFAULT_SERVER_IMAGE
-from submit import pathways
-from submit.cli import main
-from submit.render import render
-from submit.spec import SpecError, build_spec
+from infra.preview import harness
+from infra.specs import kueue as kueue_spec
+from infra.catalog import pod_resources
+from infra.config.pathways import DEFAULT_PROXY_IMAGE, DEFAULT_SERVER_IMAGE
+from submit.render import pathways
+from submit.cli.app import main
+from submit.render.jobset import render
+from submit.render.spec import SpecError, build_spec
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.name.startswith("pathways-"))
@@ -205,8 +207,8 @@ def test_scratch_can_be_a_cloud_storage_store() -> None:
 
 
 def test_scratch_store_must_be_cloud_storage() -> None:
-    from infra import config as config_mod
-    from infra.errors import ConfigError
+    from infra.config import stack as config_mod
+    from infra.config.errors import ConfigError
 
     raw = stack_fixtures.stack_config("v6e-pathways")
     raw["storage"]["stores"].append({"name": "share", "kind": "filestore", "tier": "ZONAL",

@@ -1,12 +1,13 @@
-"""The pod sizing rule (infra/pod_resources.py), pinned with figures worked out by hand
+"""The pod sizing rule (infra/catalog/pod_resources.py), pinned with figures worked out by hand
 from GKE's documented reservations and the machine table of the catalog."""
 
 from __future__ import annotations
 
 import pytest
 
-from infra import catalog, pod_resources
-from infra.pod_resources import PodShare
+from infra.catalog import tables as catalog
+from infra.catalog import pod_resources
+from infra.catalog.pod_resources import PodShare
 
 
 @pytest.mark.parametrize("machine, share", [

@@ -1,4 +1,4 @@
-"""The CrossGuard pack (infra/policy_pack) runs infra/policy.py's rules as pulumi-policy runs
+"""The CrossGuard pack (infra/policy/pack) runs infra/policy/rules.py's rules as pulumi-policy runs
 them: each stack policy is called with a ``StackValidationArgs`` whose resources are
 ``PolicyResource`` objects with the properties deserialised and wrapped in
 pulumi-policy's unknown-checking proxy, and the stack config in ``PULUMI_CONFIG``; the
@@ -21,11 +21,12 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from conftest import ROOT, STACK_FILES
-from infra import harness, policy
-from infra.preview import desired_state
-from infra.policy_pack import crossguard
+from infra.preview import harness
+from infra.policy import rules as policy
+from infra.preview.cli import desired_state
+from infra.policy.pack import crossguard
 
-PACK_DIR = ROOT / "infra" / "policy_pack"
+PACK_DIR = ROOT / "infra" / "policy" / "pack"
 
 
 def _wire(value: Any) -> Any:
@@ -206,7 +207,7 @@ def test_an_unparsable_stack_config_fails_closed(monkeypatch: pytest.MonkeyPatch
 def test_the_pack_file_runs_the_project_environment() -> None:
     doc = yaml.safe_load((PACK_DIR / "PulumiPolicy.yaml").read_text())
     assert doc["runtime"] == {"name": "python",
-                              "options": {"toolchain": "pip", "virtualenv": "../../.venv"}}
+                              "options": {"toolchain": "pip", "virtualenv": "../../../.venv"}}
     assert (PACK_DIR / "__main__.py").is_file()
 
 

@@ -13,7 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import MINIMAL, ROOT
-from infra import harness, policy, preview
+from infra.preview import harness
+from infra.policy import rules as policy
+from infra.preview import cli as preview
 
 
 def _items(raw: dict[str, Any]) -> tuple[Any, list[policy.Item]]:

@@ -13,8 +13,10 @@ import yaml
 from click.testing import CliRunner
 
 from conftest import MINIMAL, ROOT, STACK_FILES
-from infra import harness, policy, preview
-from infra.config import parse
+from infra.preview import harness
+from infra.policy import rules as policy
+from infra.preview import cli as preview
+from infra.config.stack import parse
 
 SNAPSHOTS = ROOT / "snapshots"
 
@@ -165,7 +167,7 @@ def test_missing_snapshot_is_a_change(project: Path) -> None:
 
 
 def test_outputs_file_feeds_the_submitter(project: Path) -> None:
-    from submit.cli import main as submit
+    from submit.cli.app import main as submit
 
     runner = CliRunner()
     result = runner.invoke(preview.main, ["v6e-training", "--quiet", "--outputs", "out.json"])
@@ -328,7 +330,7 @@ def test_waiver_needs_a_reason_and_shows() -> None:
         "fix": "list masterAuthorizedNetworks in the stack, or set privateEndpoint: true",
         "waived": "lab cluster behind IAP, see INFRA-9"}]
     assert policy.violations(findings) == []
-    from infra.errors import ConfigError
+    from infra.config.errors import ConfigError
     for waiver, message in [
         ({"rule": "authorized-networks", "reason": "ok"},
          "policy.waivers[0].reason: a waiver needs a written reason (at least 10 characters) "

@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from conftest import ROOT
-from infra import preview
+from infra.preview import cli as preview
 
 
 @pytest.fixture

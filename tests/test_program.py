@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 import schema
-from infra import contract, harness, storage_spec
-from infra.harness import Evaluation
+from infra.contract import outputs as contract
+from infra.preview import harness
+from infra.specs import storage as storage_spec
+from infra.preview.harness import Evaluation
 from conftest import MINIMAL, STACK_FILES
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -374,7 +376,7 @@ def test_queued_multi_host_tpu() -> None:
 # Was: a queued pool's maxRunDuration went to the node pool, a flex-start setting; GKE
 # reads a queued node's run limit from the ProvisioningRequest's maxRunDurationSeconds.
 def test_queued_max_run_duration_is_a_provisioning_request_parameter() -> None:
-    from infra import kueue_spec
+    from infra.specs import kueue as kueue_spec
     ev = _ev(slices=[{"name": "a", "accelerator": "v5p-64", "capacity": {
         "mode": "queued", "maxRunDuration": "3d"}},
         {"name": "b", "accelerator": "l4-1", "capacity": "queued"},

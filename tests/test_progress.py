@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from submit.progress import Progress
+from submit.cli.progress import Progress
 
 
 class _Tty(io.StringIO):

@@ -1,4 +1,4 @@
-"""The Pulumi seam end to end: submit.stack_outputs runs a fake `pulumi` found on PATH.
+"""The Pulumi seam end to end: submit.cluster.stack_outputs runs a fake `pulumi` found on PATH.
 
 The fake (tests/fakes/pulumi_cli.py) records its argv and answers like the real CLI, so
 these tests check exactly what the submitter runs and how it reads the answer, without a
@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from fakes import stacks
 from fakes.pulumi_cli import FakePulumi, install
-from infra.contract import CONTRACT_VERSION, load
-from submit.cli import main
-from submit.stack_outputs import OutputsError, from_file, read
+from infra.contract.outputs import CONTRACT_VERSION, load
+from submit.cli.app import main
+from submit.cluster.stack_outputs import OutputsError, from_file, read
 
 
 @pytest.fixture

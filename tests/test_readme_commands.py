@@ -151,8 +151,8 @@ def _cluster_state(server: FakeApiServer, argv: list[str]) -> None:
 @pytest.mark.parametrize("section", _sections())
 def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              server: FakeApiServer) -> None:
-    from infra import preview
-    from submit.cli import main
+    from infra.preview import cli as preview
+    from submit.cli.app import main
 
     for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)

@@ -98,7 +98,7 @@ def _reference_crds(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_the_readme_lists_the_review_commands() -> None:
     commands = _commands()
-    assert "pulumi preview --policy-pack infra/policy_pack" in commands
+    assert "pulumi preview --policy-pack infra/policy/pack" in commands
     assert "actionlint" in commands and "zizmor --offline .github" in commands
     assert any(c.startswith("python tools/reference_crds.py fetch") for c in commands)
 

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from conftest import MINIMAL
-from infra import config as config_mod
-from infra import contract, harness
-from infra.errors import ConfigError
-from infra.harness import Evaluation
+from infra.config import stack as config_mod
+from infra.contract import outputs as contract
+from infra.preview import harness
+from infra.config.errors import ConfigError
+from infra.preview.harness import Evaluation
 
 REPO = "gcp:artifactregistry/repository:Repository"
 REPO_IAM = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"

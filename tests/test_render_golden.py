@@ -1,9 +1,9 @@
 """Golden files for rendered workloads: tests/golden/<case>/ holds the input and the output.
 
 ``input.yaml`` names a stack from ``stack_fixtures`` and the keyword arguments of
-``submit.spec.build_spec`` (the CLI's options, snake_case); ``env_file`` and
+``submit.render.spec.build_spec`` (the CLI's options, snake_case); ``env_file`` and
 ``config_file`` are paths relative to the case directory. ``expected.yaml`` is what
-``submit.render.render`` returns, dumped with ``yaml.safe_dump_all(sort_keys=False)``.
+``submit.render.jobset.render`` returns, dumped with ``yaml.safe_dump_all(sort_keys=False)``.
 Run ``pytest --update-golden`` to rewrite the expected files, then review the diff like
 code. Every rendered object is also validated against the real schemas, and the rules the
 schemas cannot express (list-map keys unique, JobSet's pod-name limit) are checked here.
@@ -22,10 +22,10 @@ import yaml
 
 import schema
 import stack_fixtures
-from infra import pod_resources
-from submit import render as render_mod
-from submit import spec as spec_mod
-from submit.spec import SpecError, WorkloadSpec, build_spec, hostname_budget
+from infra.catalog import pod_resources
+from submit.render import jobset as render_mod
+from submit.render import spec as spec_mod
+from submit.render.spec import SpecError, WorkloadSpec, build_spec, hostname_budget
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p for p in GOLDEN.iterdir() if (p / "input.yaml").is_file())
@@ -291,7 +291,7 @@ def test_golden_reads_as_asked(case: Path) -> None:
     memory = args.get("memory") or (share.memory if share else None)
     amounts.update({k: v for k, v in (("cpu", cpu), ("memory", memory)) if v})
     claims = [{"name": "compute-domain-channel"}] if multi_node_a4x else []
-    if pool.dranet:  # GKE managed DRANET: the node's extra NICs (submit/dranet.py)
+    if pool.dranet:  # GKE managed DRANET: the node's extra NICs (submit/render/dranet.py)
         claims.append({"name": "netdev"})
     if amounts:
         assert main["resources"] == {"requests": amounts, "limits": amounts,

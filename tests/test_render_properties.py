@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 import schema
 import stack_fixtures
-from infra import pod_resources
-from submit import render as render_mod
-from submit.spec import (DNS_1035, REPLICATED_JOB, SpecError, WorkloadSpec, build_spec,
+from infra.catalog import pod_resources
+from submit.render import jobset as render_mod
+from submit.render.spec import (DNS_1035, REPLICATED_JOB, SpecError, WorkloadSpec, build_spec,
                          hostname_budget)
 from test_render_golden import list_map_duplicates, pod_of
 
@@ -42,7 +42,7 @@ def budget(replicas: int, parallelism: int, kind: str) -> int:
     """The longest name whose last pod name, <name>-<rjob>-<i>-<j>-<5 random>, has 63
     characters (JobSet's webhook checks the pod name with the Job controller's suffix).
 
-    Stated here from JobSet's naming, independently of submit.spec.hostname_budget.
+    Stated here from JobSet's naming, independently of submit.render.spec.hostname_budget.
     """
     rjob = {"tpu": "slice"}.get(kind, "worker")
     return 63 - len(f"-{rjob}-{replicas - 1}-{parallelism - 1}") - len("-abcde")

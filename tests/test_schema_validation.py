@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 import schema
-from infra import config, image_cache_spec
+from infra.config import stack as config
+from infra.specs import image_cache as image_cache_spec
 from conftest import MINIMAL
 
 KUEUE = "kueue.x-k8s.io/v1beta2"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from infra import dra_driver_spec
+from infra.specs import dra_driver as dra_driver_spec
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 

@@ -28,8 +28,10 @@ import pytest
 import yaml
 
 from conftest import ROOT, STACK_FILES
-from infra import config, harness, image_cache_spec
-from submit import render as render_mod
+from infra.config import stack as config
+from infra.preview import harness
+from infra.specs import image_cache as image_cache_spec
+from submit.render import jobset as render_mod
 from test_render_golden import CASES, spec_for
 
 README = ROOT / "README.md"

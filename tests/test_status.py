@@ -1,4 +1,4 @@
-"""submit.status: reading a workload's state from API objects (pure, no cluster)."""
+"""submit.state.status: reading a workload's state from API objects (pure, no cluster)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from submit import status as st
+from submit.state import status as st
 
 NOW = datetime(2026, 1, 1, 0, 10, tzinfo=timezone.utc).timestamp()  # 00:10:00Z
 

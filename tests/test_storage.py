@@ -16,8 +16,10 @@ import pytest
 import yaml
 
 import schema
-from infra import config, contract, harness
-from infra.harness import Evaluation
+from infra.config import stack as config
+from infra.contract import outputs as contract
+from infra.preview import harness
+from infra.preview.harness import Evaluation
 
 PROJECT = "my-ml-project"
 NUMBER = harness.PREVIEW_PROJECT_NUMBER

@@ -2,7 +2,7 @@
 API), pods' scheduling events and verdict, and `submit workload queue`, against the fake
 API server. ClusterQueue and LocalQueue objects are validated against the pinned Kueue
 CRDs (tests/schema.py); the Workload CRD is not among the reference CRDs, so Workload
-objects follow Kueue's v1beta2 workload_types.go field names (cited in submit/why.py)."""
+objects follow Kueue's v1beta2 workload_types.go field names (cited in submit/state/why.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 import schema
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from submit import why
-from submit.cli import main
+from submit.state import why
+from submit.cli.app import main
 
 NS = "training"
 LQ = f"namespaces/{NS}/localqueues/main"

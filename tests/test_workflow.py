@@ -202,7 +202,7 @@ def test_plan_saves_an_update_plan_for_a_pulumi_cloud_stack(tmp_path: Path) -> N
                                   PULUMI_BACKEND_URL="", PULUMI_ACCESS_TOKEN="pul-x")
     assert res.returncode == 0, res.stderr
     assert calls[0] == ("preview --stack acme/v5p-reserved --non-interactive --color never "
-                        "--refresh --diff --policy-pack infra/policy_pack --save-plan plan.json")
+                        "--refresh --diff --policy-pack infra/policy/pack --save-plan plan.json")
     # An empty variable is unset, not passed as an empty backend URL.
     assert calls[1:] == ["PULUMI_ACCESS_TOKEN=pul-x"]
     assert summary.startswith("## pulumi plan: acme/v5p-reserved (exit 0)\n```diff\n")
@@ -214,7 +214,7 @@ def test_up_is_constrained_to_the_plan_on_a_self_managed_backend(tmp_path: Path)
                             PULUMI_CONFIG_PASSPHRASE="pw")
     assert res.returncode == 0, res.stderr
     assert calls[0] == ("up --stack a3mega --non-interactive --color never --refresh --diff "
-                        "--policy-pack infra/policy_pack --yes --plan plan.json")
+                        "--policy-pack infra/policy/pack --yes --plan plan.json")
 
 
 def test_a_failed_preview_still_reaches_the_summary_and_fails(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ CHECKSUMS = HERE / "reference_crds.sha256"
 
 # The release manifests, as both projects' installation guides give them
 # (kubernetes-sigs/jobset README "kubectl apply --server-side -f .../manifests.yaml";
-# kubernetes-sigs/kueue README, same form). Versions match infra/addons_config.py defaults.
+# kubernetes-sigs/kueue README, same form). Versions match infra/config/addons.py defaults.
 RELEASES = {
     "jobset": "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/"
               "manifests.yaml",

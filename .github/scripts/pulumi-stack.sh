@@ -20,7 +20,7 @@ for var in PULUMI_BACKEND_URL PULUMI_ACCESS_TOKEN PULUMI_CONFIG_PASSPHRASE; do
   [ -n "${!var:-}" ] || unset "$var"
 done
 args=(--stack "$ref" --non-interactive --color never --refresh --diff
-      --policy-pack infra/policy_pack)
+      --policy-pack infra/policy/pack)
 summary=${GITHUB_STEP_SUMMARY:-/dev/null}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -1,4 +1,9 @@
-"""Pulumi components: thin layers that turn the pure ``*_spec`` data into resources."""
+"""Pulumi components: thin ComponentResources that turn the pure specs (infra.specs) into
+resources. The only layer besides program.py and the preview harness that imports pulumi.
+
+May import: infra.components, infra.specs, infra.config, infra.catalog, infra.contract
+Must not import: submit, kubernetes, click
+"""
 
 from __future__ import annotations
 

@@ -13,9 +13,13 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import (addons_spec, dra_driver_spec, dranet_spec, image_cache_spec, kueue_spec,
-                   network_spec)
-from infra.config import StackConfig
+from infra.specs import addons as addons_spec
+from infra.specs import dra_driver as dra_driver_spec
+from infra.specs import dranet as dranet_spec
+from infra.specs import image_cache as image_cache_spec
+from infra.specs import kueue as kueue_spec
+from infra.specs import network as network_spec
+from infra.config.stack import StackConfig
 
 
 def _object_name(obj: dict[str, Any]) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import cluster_spec as spec
+from infra.specs import cluster as spec
 from infra.components import child_options
-from infra import registry_spec
-from infra.config import StackConfig
+from infra.config import registry as registry_spec
+from infra.config.stack import StackConfig
 
 
 def _deps(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:

@@ -1,6 +1,6 @@
 """Network components: the cluster's VPC and the GPU data networks.
 
-Thin wrappers: every argument comes from ``infra.network_spec``; these classes only turn
+Thin wrappers: every argument comes from ``infra.specs.network``; these classes only turn
 those dicts into pulumi-gcp resources parented under one component each.
 """
 
@@ -11,9 +11,9 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import network_spec as spec
+from infra.specs import network as spec
 from infra.components import child_options
-from infra.config import StackConfig
+from infra.config.stack import StackConfig
 
 
 class ClusterNetwork(pulumi.ComponentResource):

@@ -7,8 +7,8 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import nodepool_spec as spec
-from infra.config import SlicePool, StackConfig
+from infra.specs import nodepool as spec
+from infra.config.stack import SlicePool, StackConfig
 
 
 class SystemNodePool(pulumi.ComponentResource):

@@ -1,13 +1,13 @@
 """The Pathways component: the node service account's access to the scratch bucket.
-The data is in ``infra.pathways_spec``; the head pool is declared with the slice pools."""
+The data is in ``infra.specs.pathways``; the head pool is declared with the slice pools."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import pathways_spec as spec
-from infra.config import StackConfig
+from infra.specs import pathways as spec
+from infra.config.stack import StackConfig
 
 
 class PathwaysAccess(pulumi.ComponentResource):

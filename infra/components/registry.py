@@ -1,13 +1,13 @@
 """The workload image repository component: the repository (or a reference to it) and the
-nodes' read access to it. The data is in ``infra.registry_spec``."""
+nodes' read access to it. The data is in ``infra.config.registry``."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import registry_spec as spec
-from infra.registry_spec import RegistryConfig
+from infra.config import registry as spec
+from infra.config.registry import RegistryConfig
 
 
 class WorkloadRegistry(pulumi.ComponentResource):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import services_spec as spec
-from infra.config import StackConfig
+from infra.specs import services as spec
+from infra.config.stack import StackConfig
 
 
 class ProjectServices(pulumi.ComponentResource):

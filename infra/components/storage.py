@@ -1,7 +1,7 @@
 """The storage components: buckets, grants and VPC instances on Google Cloud, and the job
 service accounts, PersistentVolumes and claims in the cluster.
 
-Thin: every argument comes from ``infra.storage_spec``. Only values the cloud knows are
+Thin: every argument comes from ``infra.specs.storage``. Only values the cloud knows are
 resolved here (the project number, an instance's address) and handed back to the spec.
 """
 
@@ -13,9 +13,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from infra import storage_spec as spec
+from infra.specs import storage as spec
 from infra.components import child_options
-from infra.config import StackConfig
+from infra.config.stack import StackConfig
 
 
 def _member(cfg: StackConfig, grant: spec.Grant) -> Callable[[Any], str]:

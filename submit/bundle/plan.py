@@ -27,8 +27,8 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping, Protocol
 
 import pathspec
 
-from infra import catalog
-from infra.contract import SlicePoolInfo
+from infra.catalog import tables as catalog
+from infra.contract.outputs import SlicePoolInfo
 
 # Media types: OCI image-spec (media-types.md) and Docker Image Manifest V2, Schema 2.
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"

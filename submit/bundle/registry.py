@@ -27,7 +27,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from infra.images import image_problem
+from infra.contract.images import image_problem
 from submit.bundle.plan import digest_of
 
 ACCEPT_MANIFESTS = ", ".join((

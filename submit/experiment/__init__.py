@@ -1,1 +1,7 @@
-"""Experiments: a sweep of trials, each one JobSet, recorded in the cluster as one object."""
+"""Experiments and job groups: a sweep file expanded into trials (expand.py), each one JobSet
+recorded in the cluster as one object, and a group file of several roles with dependencies
+rendered as one JobSet (group.py). Pure plans; the cli layer carries them out through the API.
+
+May import: submit.experiment, submit.render, submit.api, infra.catalog, infra.contract
+Must not import: click, kubernetes, pulumi, submit.cli, submit.cluster
+"""

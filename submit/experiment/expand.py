@@ -20,7 +20,7 @@ A sweep key is ``env.NAME``, ``args``, ``config.KEY[.KEY...]`` or any option of 
 (``accelerator``, ``pool``, ``num-slices``, ``image`` ...). A scalar is a value every trial
 of the block gets. Trials are numbered in order (blocks in turn, the last axis varying
 fastest) and named ``<experiment>-<n>``; a name that would not leave room for the pods'
-hostnames (submit.spec.hostname_budget) is shortened with a hash of the full one.
+hostnames (submit.render.spec.hostname_budget) is shortened with a hash of the full one.
 Every error is one line ``FILE:LINE: where: what is wrong``.
 """
 
@@ -38,10 +38,10 @@ from typing import Any
 
 import yaml
 
-from infra.contract import StackOutputs
+from infra.contract.outputs import StackOutputs
 from submit import api
-from submit import spec as sp
-from submit.render import render
+from submit.render import spec as sp
+from submit.render.jobset import render
 
 MAX_NAME = 40  # experiment name: leaves room for "-<n>" and the pods' hostnames
 DEFAULT_MAX_TRIALS = 100

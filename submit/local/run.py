@@ -26,7 +26,7 @@ from typing import IO, Any, Callable
 
 from submit.local import policy as pol
 from submit.local.plan import Plan, Process
-from submit.output import table
+from submit.cli.output import table
 
 POLL_SECONDS = 0.05
 SUMMARY_COLUMNS = (("ATTEMPT", "attempt"), ("PROCESS", "label"), ("HOST", "hostname"),

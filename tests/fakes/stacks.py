@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from infra import harness
+from infra.preview import harness
 
 ROOT = Path(__file__).resolve().parents[2]
 

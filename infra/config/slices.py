@@ -1,0 +1,408 @@
+"""The ``slices`` section of the stack config: pools of identical TPU, GPU or CPU slices.
+
+Each entry is resolved through the accelerator catalog and checked against the capacity
+rules GKE enforces on node pools (capacity modes, placement, zones, minimum versions)
+before anything is declared. Sits above the cluster layer (it takes the zones and the
+GKE version parsed there as plain values) and below the add-ons, whose queues and image
+cache name these pools. Pure; no pulumi.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from infra.catalog import tables as catalog
+from infra.config import gpu as config_gpu
+from infra.catalog.tables import Accelerator
+from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
+                                 check_gke_name, check_max_pods, parse_labels)
+from infra.config.errors import did_you_mean, one_of, show
+from infra.config.reader import Reader
+
+CAPACITY_MODES = ("on-demand", "spot", "reservation", "flex-start", "queued")
+GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
+PLACEMENTS = ("auto", "compact", "none")
+DISK_TYPES = ("pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced")
+MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
+SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
+              "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
+              "maxPodsPerNode", "dranet")
+
+# Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
+# system pods; xpk creates TPU node pools with --max-pods-per-node 15
+# (AI-Hypercomputer/xpk, src/xpk/core/nodepool.py), and so does the TPU Provisioner
+# (GoogleCloudPlatform/ai-on-gke, tpu-provisioner/internal/cloud/gke.go: maxPodsPerNode). GPU VMs may run a pod per GPU (8)
+# beside GKE's GPU daemons (device plugin, driver installer, NCCL plugin installers), so
+# they get 32. Each node reserves a pods range of at least twice its max pods, so 15
+# takes a /27 instead of the /24 of GKE's default 110. CPU pools keep GKE's default.
+DEFAULT_MAX_PODS = {"tpu": 15, "gpu": 32}
+CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration", "hostMaintenanceInterval")
+
+# GKE minimum versions stated in its docs, checked when a stack pins a version.
+MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)  # TPUs
+# GPUs: "Ensure that you have a GKE cluster in version 1.32.2-gke.1652000 or later"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest, Before you
+# begin); TPUs need the later version above.
+MIN_VERSION_FLEX_START_GPU = (1, 32, 2, 1652000)
+MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
+# TPU versions GKE supports for flex-start. GKE's "About flex-start provisioning mode" page
+# (Requirements) lists Trillium (v6e), v5e and v5p, each with the zones it is offered in,
+# and states "TPU v3 and v4 are not supported"; it names no TPU7x or TPU7, so they are
+# refused until GKE documents them. The zones are not checked: the page lists where
+# flex-start capacity is offered today (a list that changes), the same kind of fact as
+# where a TPU version is available at all, which the stack does not check either.
+FLEX_START_TPU = ("v5e", "v5p", "v6e")
+FLEX_START_PAGE = "https://cloud.google.com/kubernetes-engine/docs/concepts/dws"
+# GKE managed DRANET (infra/specs/dranet.py has the sources): offered on v6e (what xpk turns
+# it on for; no GKE page lists the TPU machine types), and from the GKE version that
+# installs the networking DeviceClasses the pods' claims name.
+DRANET_FAMILIES = ("v6e",)
+MIN_VERSION_DRANET = (1, 34, 1, 1829001)
+DRANET_PAGE = ("https://cloud.google.com/kubernetes-engine/docs/how-to/"
+               "allocate-network-resources-dra")
+
+_DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
+                         r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_DURATION = re.compile(r"^(\d+)([smhd])\Z")
+
+
+@dataclass(frozen=True)
+class Capacity:
+    mode: str
+    reservation: str | None = None  # reservation name, or projects/P/reservations/R
+    block: str | None = None  # reservation block within it
+    max_run_seconds: int | None = None  # flex-start and queued
+    # GPU reservation pools: the reservation's host maintenance interval (config_gpu.py)
+    host_maintenance_interval: str | None = None
+
+    @property
+    def consumes_reservation(self) -> bool:
+        return self.mode == "reservation"
+
+    @property
+    def autoscales_from_zero(self) -> bool:
+        return self.mode in ("flex-start", "queued")
+
+
+@dataclass(frozen=True)
+class SlicePool:
+    """One entry of ``slices``: ``count`` identical slices of one accelerator."""
+
+    name: str
+    accelerator: Accelerator
+    count: int
+    capacity: Capacity
+    zones: tuple[str, ...]
+    placement: str  # "compact" or "none", resolved from "auto"
+    min_count: int  # single-host pools: autoscaling floor, in VMs
+    disk_size_gb: int
+    disk_type: str
+    gpu_driver_version: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    secondary_boot_disk: str | None = None  # disk image with pre-loaded container images
+    max_pods_per_node: int | None = None  # None: GKE's default (110)
+    dranet: bool = False  # GKE managed DRANET (infra/specs/dranet.py)
+
+    @property
+    def chips(self) -> int:
+        return self.count * self.accelerator.chips
+
+    @property
+    def nodes(self) -> int:
+        """Nodes of the pool at full size."""
+        return self.count * self.accelerator.vms_per_slice
+
+    @property
+    def one_pool_per_slice(self) -> bool:
+        """Multi-host TPU slices get a node pool each; everything else shares one pool."""
+        return self.accelerator.kind == "tpu" and self.accelerator.multi_host
+
+    def node_pool_names(self) -> list[str]:
+        if self.one_pool_per_slice:
+            return [f"{self.name}-{i}" for i in range(self.count)]
+        return [self.name]
+
+
+def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
+                 version: str | None) -> tuple[list[SlicePool], set[str]]:
+    """The pools of ``slices``, and the names of entries that did not parse (so that the
+    queues and the image cache do not report their references to them a second time).
+    Every pool name, and every node pool name they make, is unique and not 'system'."""
+    pools: list[SlicePool] = []
+    unresolved: set[str] = set()
+    seen: dict[str, int] = {}
+    names: dict[str, int] = {}
+    for i, item in enumerate(items):
+        pool = _slice(r, item, f"slices[{i}]", list(zones), version)
+        if pool is None:
+            if isinstance(item, Mapping):
+                name = item.get("name", item.get("accelerator"))
+                if isinstance(name, str):
+                    unresolved.add(name)
+            continue
+        pools.append(pool)
+        clash = False
+        for np_name in pool.node_pool_names():
+            if np_name == "system":
+                r.fail(f"slices[{i}].name", "'system' is the name of the stack's system node "
+                       "pool; give the slice pool another name")
+                clash = True
+                break
+            if np_name in seen:
+                r.fail(f"slices[{i}].name", f"node pool name {show(np_name)} is already used"
+                       f" by slices[{seen[np_name]}]; give each pool its own name")
+                clash = True
+                break
+            seen[np_name] = i
+        if not clash and pool.name in names:
+            r.fail(f"slices[{i}].name", f"{show(pool.name)} is already the name of "
+                   f"slices[{names[pool.name]}]; give each pool its own name (queues and the "
+                   "image cache refer to pools by name)")
+        names.setdefault(pool.name, i)
+    return pools, unresolved
+
+
+def _duration_seconds(r: Reader, value: Any, path: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    else:
+        m = _DURATION.match(str(value))
+        if not m:
+            r.fail(path, f"{show(value)} is not a duration such as 86400s, 72h or 7d")
+            return None
+        seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    if not 0 < seconds <= MAX_RUN_SECONDS:
+        r.fail(path, f"{show(value)} is outside 1s-7d (GKE: flex-start VMs run at most seven days)")
+        return None
+    return seconds
+
+
+def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
+    if isinstance(value, str):
+        value = {"mode": value}
+    if isinstance(value, Mapping) and "spot" in value:
+        r.fail(f"{path}.spot", "flex-start, queued and spot are distinct capacity modes and "
+               "cannot be combined (GKE: flex-start VMs are not Spot VMs); set mode: spot or "
+               "mode: flex-start")
+        value = {k: v for k, v in value.items() if k != "spot"}
+    raw = r.obj(value, path, CAPACITY_KEYS)
+    mode = r.get(raw, "mode", path, str, default="on-demand")
+    if mode not in CAPACITY_MODES:
+        r.fail(f"{path}.mode", f"{show(mode)} is not a capacity mode"
+               f"{did_you_mean(mode, CAPACITY_MODES)} (allowed: {one_of(CAPACITY_MODES)})")
+        return None
+    reservation = r.get(raw, "reservation", path, str)
+    block = r.get(raw, "block", path, str)
+    if mode == "reservation":
+        if reservation is None:
+            r.fail(f"{path}.reservation", "is required with mode: reservation (the name of a "
+                   "specific reservation, or projects/PROJECT/reservations/NAME when shared)")
+        elif not re.match(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/reservations/)?"
+                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z", reservation):
+            r.fail(f"{path}.reservation", f"{show(reservation)} is not a reservation name or "
+                   "projects/PROJECT/reservations/NAME")
+        if block is not None and not GKE_NAME.match(block):
+            r.fail(f"{path}.block", f"{show(block)} is not a reservation block name")
+    else:
+        for key, val in (("reservation", reservation), ("block", block)):
+            if val is not None:
+                r.fail(f"{path}.{key}", f"{mode} pools do not consume reservations (GKE: only "
+                       "mode: reservation may set reservation affinity; spot, flex-start and "
+                       "queued nodes are provisioned without one)")
+    max_run = _duration_seconds(r, raw.get("maxRunDuration"), f"{path}.maxRunDuration")
+    if max_run is not None and mode not in ("flex-start", "queued"):
+        r.fail(f"{path}.maxRunDuration", f"only flex-start and queued pools have a maximum run "
+               f"duration, not {mode}")
+        max_run = None
+    maintenance = r.get(raw, "hostMaintenanceInterval", path, str)
+    if maintenance is not None and mode != "reservation":
+        r.fail(f"{path}.hostMaintenanceInterval", f"applies to reservation pools only, not "
+               f"{mode} (a node pool asks for the interval of the reservation it consumes)")
+        maintenance = None
+    return Capacity(mode, reservation if mode == "reservation" else None,
+                    block if mode == "reservation" else None, max_run, maintenance)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    nums = [int(x) for x in re.findall(r"\d+", version)]
+    return tuple(nums + [0] * (4 - len(nums)))
+
+
+def _slice(r: Reader, item: Any, path: str, zones: list[str],
+           version: str | None) -> SlicePool | None:
+    before = len(r.problems)
+    raw = r.obj(item, path, SLICE_KEYS)
+    if not raw:
+        if item is not None and before == len(r.problems):
+            r.fail(path, "is empty; a slice pool needs at least an accelerator")
+        return None
+    accel_name = r.get(raw, "accelerator", path, str, required=True)
+    accel: Accelerator | None = None
+    if accel_name is not None:
+        try:
+            accel = catalog.resolve(accel_name)
+        except catalog.UnknownAccelerator as e:
+            r.fail(f"{path}.accelerator", str(e))
+    count = r.get(raw, "count", path, int, default=1)
+    r.check(count >= 1, f"{path}.count", f"{count} is below 1")
+    capacity = _capacity(r, raw.get("capacity"), f"{path}.capacity")
+    pool_zones = r.get(raw, "zones", path, list, default=zones[:1])
+    for j, z in enumerate(pool_zones):
+        if z not in zones:
+            r.fail(f"{path}.zones[{j}]", f"{show(z)} is not one of the stack's zones "
+                   f"({one_of(zones)})")
+    if "zones" in raw and not pool_zones:
+        r.fail(f"{path}.zones", "must list at least one zone")
+    placement = r.get(raw, "placement", path, str, default="auto")
+    if placement not in PLACEMENTS:
+        r.fail(f"{path}.placement", f"{show(placement)} is not a placement; allowed: "
+               f"{one_of(PLACEMENTS)}")
+    min_count = r.get(raw, "minCount", path, int)
+    disk = r.get(raw, "diskSizeGb", path, int, default=200)
+    r.check(disk >= 10, f"{path}.diskSizeGb", f"{disk} is below GKE's 10 GB minimum")
+    disk_type = r.get(raw, "diskType", path, str, default="pd-balanced")
+    if disk_type not in DISK_TYPES:
+        r.fail(f"{path}.diskType", f"{show(disk_type)} is not a boot disk type; allowed: "
+               f"{one_of(DISK_TYPES)}")
+    driver = r.get(raw, "gpuDriverVersion", path, str, default="LATEST")
+    if driver not in GPU_DRIVER_VERSIONS:
+        r.fail(f"{path}.gpuDriverVersion", f"{show(driver)} is not a GKE GPU driver version; "
+               f"allowed: {one_of(GPU_DRIVER_VERSIONS)}")
+    labels = parse_labels(r, raw.get("labels"), f"{path}.labels")
+    boot_disk = r.get(raw, "secondaryBootDisk", path, str)
+    if boot_disk is not None and not _DISK_IMAGE.match(boot_disk):
+        r.fail(f"{path}.secondaryBootDisk", f"{show(boot_disk)} is not a disk image "
+               "(global/images/NAME or projects/PROJECT/global/images/NAME)")
+    name = r.get(raw, "name", path, str, default=accel.name if accel else None)
+    if accel is None or capacity is None or name is None or len(r.problems) > before:
+        return None
+
+    # GKE's node limits, checked before anything iterates over the slices.
+    nodes = count * accel.vms_per_slice
+    if nodes > MAX_NODES_PER_CLUSTER:
+        r.fail(f"{path}.count", f"{count} x {accel.name} ({accel.vms_per_slice} VMs each) is "
+               f"{nodes:,} nodes; GKE allows at most {MAX_NODES_PER_CLUSTER:,} nodes in a "
+               "cluster")
+        return None
+    if not (accel.kind == "tpu" and accel.multi_host):
+        per_zone = MAX_NODES_PER_POOL_ZONE * max(1, len(pool_zones))
+        if nodes > per_zone:
+            r.fail(f"{path}.count", f"{count} x {accel.name} is {nodes:,} VMs in one node pool "
+                   f"over {len(pool_zones)} zone(s); GKE allows at most "
+                   f"{MAX_NODES_PER_POOL_ZONE:,} nodes per node pool per zone")
+            return None
+    max_pods = check_max_pods(r, raw, path)
+    if max_pods is None and "maxPodsPerNode" not in raw:
+        max_pods = DEFAULT_MAX_PODS.get(accel.kind)
+
+    suffix_len = len(f"-{count - 1}") if accel.kind == "tpu" and accel.multi_host else 0
+    check_gke_name(r, f"{path}.name", name, limit=40 - suffix_len)
+    if accel.kind != "gpu" and "gpuDriverVersion" in raw:
+        r.fail(f"{path}.gpuDriverVersion", f"applies to GPU pools only, not {accel.name}")
+    maintenance = capacity.host_maintenance_interval
+    if accel.kind == "gpu":
+        config_gpu.check(r, path, accel, capacity.mode, version, maintenance)
+        if maintenance is None:
+            maintenance = config_gpu.default_host_maintenance(accel, capacity.mode)
+            capacity = replace(capacity, host_maintenance_interval=maintenance)
+    elif maintenance is not None:
+        r.fail(f"{path}.capacity.hostMaintenanceInterval", f"applies to GPU pools only, not "
+               f"{accel.name}")
+
+    # The capacity rules GKE enforces, checked before anything is declared.
+    mode = capacity.mode
+    if placement == "auto":
+        placement = _default_placement(accel, mode)
+    if placement == "compact" and len(pool_zones) > 1:
+        r.fail(f"{path}.zones", f"{one_of(pool_zones)}: compact placement needs a single zone "
+               "(GKE places a compact node pool's nodes in one zone)")
+    elif accel.kind == "tpu" and accel.multi_host and len(pool_zones) > 1:
+        r.fail(f"{path}.zones", f"{one_of(pool_zones)}: a multi-host TPU slice lives in one "
+               "zone; list a single zone")
+    multi = accel.kind == "tpu" and accel.multi_host
+    if placement == "compact" and mode == "queued" and not multi:
+        r.fail(f"{path}.placement", "compact placement is not supported with queued "
+               "provisioning (GKE: queued provisioning node pools take no compact placement "
+               "policy; only a multi-host TPU slice keeps its topology placement)")
+    if accel.kind == "tpu" and accel.multi_host and placement != "compact":
+        r.fail(f"{path}.placement", f"{show(placement)}: a multi-host TPU slice "
+               f"({accel.name}) is placed as one compact unit with its topology; remove "
+               "placement or set it to compact")
+    if catalog.needs_workload_policy(accel) and mode == "queued":
+        gen = "TPU7x" if accel.family == "tpu7x" else "TPU7"
+        r.fail(f"{path}.capacity.mode", "queued provisioning does not support multi-host "
+               f"{gen} slices, which need a workload policy; use spot, reservation or "
+               "on-demand")
+    if mode == "flex-start" and accel.kind == "tpu" and accel.family not in FLEX_START_TPU:
+        r.fail(f"{path}.capacity.mode", f"flex-start does not support {accel.name} (GKE "
+               f"supports flex-start on TPU {one_of(FLEX_START_TPU)} only: {FLEX_START_PAGE})")
+    if min_count is not None:
+        if multi:
+            r.fail(f"{path}.minCount", f"multi-host TPU slices ({accel.name}) are created "
+                   "whole; minCount applies to single-host and GPU pools only")
+        elif capacity.autoscales_from_zero and min_count != 0:
+            r.fail(f"{path}.minCount", f"{min_count}: {mode} pools must autoscale from zero "
+                   "(GKE: flex-start and queued provisioning need --num-nodes=0 with "
+                   "autoscaling)")
+        elif not 0 <= min_count <= count:
+            r.fail(f"{path}.minCount", f"{min_count} is outside 0-{count} (count)")
+    if min_count is None:
+        min_count = count if mode == "reservation" else 0
+    if version is not None:
+        v = _version_tuple(version)
+        full = len(version.split(".")) > 2
+        least = MIN_VERSION_FLEX_START if accel.kind == "tpu" else MIN_VERSION_FLEX_START_GPU
+        if mode in ("flex-start", "queued") and (
+                v[:2] < least[:2] or full and v < least):
+            shown = "{}.{}.{}-gke.{}".format(*least)
+            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE {shown} or later; "
+                   f"gkeVersion is {version}")
+        if accel.family == "tpu7x" and (
+                v[:2] < MIN_VERSION_TPU7X[:2] or full and v < MIN_VERSION_TPU7X):
+            r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
+                   f"later; gkeVersion is {version}")
+    dranet = _dranet(r, raw, path, accel, version)
+    if len(r.problems) > before:
+        return None
+    return SlicePool(
+        name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
+        placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
+        gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
+        max_pods_per_node=max_pods, dranet=dranet,
+    )
+
+
+def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
+            version: str | None) -> bool:
+    """GKE managed DRANET: off unless asked for (GKE turns it on per node pool by label)."""
+    on = r.get(raw, "dranet", path, bool, default=False)
+    if not on:
+        return False
+    if accel.kind != "tpu" or accel.family not in DRANET_FAMILIES:
+        r.fail(f"{path}.dranet", f"GKE managed DRANET is offered for TPU "
+               f"{one_of(DRANET_FAMILIES)} pools only, not {accel.name}")
+        return False
+    least = MIN_VERSION_DRANET
+    if version is not None:
+        v = _version_tuple(version)
+        if v[:2] < least[:2] or len(version.split(".")) > 2 and v < least:
+            r.fail(f"{path}.dranet", "GKE managed DRANET needs GKE {}.{}.{}-gke.{} or later "
+                   "(GKE installs the netdev.google.com DeviceClass from there: {}); "
+                   "gkeVersion is {}".format(*least, DRANET_PAGE, version))
+            return False
+    return True
+
+
+def _default_placement(accel: Accelerator, mode: str) -> str:
+    if accel.kind == "tpu":
+        return "compact" if accel.multi_host else "none"
+    if accel.kind == "gpu" and accel.networking != "none" and mode in ("on-demand", "reservation"):
+        # GPUDirect machines are placed close together; flex-start and queued capacity is
+        # placed by DWS itself and spot capacity is taken wherever it is.
+        return "compact"
+    return "none"
+

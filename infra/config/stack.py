@@ -1,0 +1,194 @@
+"""The stack config: parsed from a stack file's ``accelstack:*`` keys into frozen dataclasses.
+
+Everything is checked before the Pulumi program declares a single resource: types, names,
+CIDRs, accelerator names (through the catalog) and the capacity rules GKE enforces on node
+pools. Every message names the key path, the bad value and what is allowed.
+
+The parser is built in layers that import one way only, each small enough to read at once:
+
+    infra.config.errors, infra.config.reader, infra.config.fields   messages, the typed reader, names, labels
+    infra.config.network                              network CIDRs and GPU subnet arithmetic
+    infra.config.cluster                              project, zones, cluster, system pool, NAP
+    infra.config.slices                               slice pools and their capacity rules
+    infra.config.addons                               add-on versions, queues, image cache
+    infra.config.registry                               the workload image repository
+    infra.config.storage                              stores, job identities and their grants
+    infra.config.pathways                             the Pathways head pool, scratch, images
+    infra.config.stack (this module)                        StackConfig: parse composes the layers
+
+This module re-exports the layers' public names, so ``from infra.config.stack import SlicePool``
+keeps working. It does not import pulumi; ``infra.program`` hands it the raw config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Collection, Mapping
+
+from infra.config import addons as addons_config
+from infra.config.addons import Addons, CachedImage, Queues
+from infra.config.cluster import (NAP_KEYS, POLICY_RULES, RELEASE_CHANNELS, SYSTEM_POOL_KEYS,
+                                  AuthorizedNetwork, AutoProvisioning, MaintenanceWindow,
+                                  Policy, SystemPool, parse_cluster, parse_policy)
+from infra.config.fields import DEFAULT_PODS_PER_NODE, MAX_NODES_PER_CLUSTER
+from infra.config.network import (NETWORK_KEYS, Network, address_problems, gpu_cidr_problem,
+                                  subnets_needed)
+from infra.config.storage import Storage, Store, parse_storage
+from infra.config.pathways import Pathways, parse_pathways, resolve_scratch
+from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
+                                 GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
+                                 MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
+                                 SlicePool, parse_slices)
+from infra.config.errors import ConfigError
+from infra.config.reader import Reader
+from infra.config.secrets import SECRET_KEYS
+from infra.config.registry import RegistryConfig, check_cached_images, parse_registry
+
+__all__ = [
+    "CAPACITY_KEYS", "CAPACITY_MODES", "DISK_TYPES", "GPU_DRIVER_VERSIONS", "MAX_RUN_SECONDS",
+    "MIN_VERSION_FLEX_START", "MIN_VERSION_TPU7X", "NAP_KEYS", "NETWORK_KEYS", "PLACEMENTS",
+    "POLICY_RULES", "RELEASE_CHANNELS", "SLICE_KEYS", "SYSTEM_POOL_KEYS", "TOP_LEVEL_KEYS",
+    "Addons", "AuthorizedNetwork", "AutoProvisioning", "CachedImage", "Capacity",
+    "ConfigError", "MaintenanceWindow", "Network", "Policy", "Queues", "SlicePool",
+    "Pathways", "StackConfig", "Storage", "Store", "SystemPool", "parse",
+]
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    project: str
+    region: str
+    zones: tuple[str, ...]
+    cluster_name: str
+    network: Network
+    release_channel: str | None
+    gke_version: str | None
+    private_nodes: bool
+    private_endpoint: bool
+    authorized_networks: tuple[AuthorizedNetwork, ...]
+    maintenance: MaintenanceWindow | None
+    deletion_protection: bool
+    labels: Mapping[str, str]
+    system_pool: SystemPool
+    slices: tuple[SlicePool, ...]
+    auto_provisioning: AutoProvisioning | None
+    addons: Addons
+    queues: Queues
+    image_cache: tuple[CachedImage, ...] = ()
+    policy: Policy = Policy()
+    dns_endpoint: bool = False
+    secret_keys: frozenset[str] = frozenset()  # top-level keys given as Pulumi secrets
+    registry: RegistryConfig | None = None  # the workload image repository
+    storage: Storage = Storage()
+    pathways: Pathways | None = None  # its head pool is one of ``slices``
+
+    @property
+    def location(self) -> str:
+        """Clusters are regional; a single-zone stack may still pin its node locations."""
+        return self.region
+
+    @property
+    def needs_multi_networking(self) -> bool:
+        return any(p.accelerator.networking != "none" for p in self.slices)
+
+
+TOP_LEVEL_KEYS = (
+    "project", "region", "zones", "clusterName", "network", "releaseChannel", "gkeVersion",
+    "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
+    "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
+    "addons", "queues", "imageCache", "policy", "dnsEndpoint", "registry", "storage",
+    "pathways",
+)
+
+
+def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackConfig:
+    """Parse the stack's config (keys without the ``accelstack:`` prefix); ``secret_keys``
+    names the keys Pulumi holds as secrets.
+
+    Raises ConfigError listing every problem found; returns a fully checked config.
+    """
+    r = Reader()
+    top = r.obj(raw, "", TOP_LEVEL_KEYS)
+    for key in sorted(secret_keys):
+        if key not in SECRET_KEYS:
+            r.fail(key, f"a Pulumi secret is not supported for this key (secrets are "
+                   f"supported for: {', '.join(SECRET_KEYS)}); its value appears in resource "
+                   "names, labels or the outputs, so keep it in plain text")
+    cluster = parse_cluster(r, top)
+    slices_raw = r.get(top, "slices", "", list, default=[])
+    pools, unresolved = parse_slices(r, slices_raw, cluster.zones, cluster.gke_version)
+    pathways, head_pool = parse_pathways(r, top.get("pathways"), pools, cluster.zones)
+    if head_pool is not None:
+        pools.append(head_pool)  # a CPU pool like any other: node pool, flavor, contract
+    addons = addons_config.parse_addons(r, top.get("addons"))
+    queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved)
+    image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools, unresolved)
+    policy = parse_policy(r, top.get("policy"))
+    registry = parse_registry(r, top.get("registry"), project=cluster.project,
+                              region=cluster.region, cluster_name=cluster.cluster_name)
+    check_cached_images(r, registry, top.get("imageCache"))
+    before_storage = len(r.problems)
+    storage = parse_storage(r, top.get("storage"), queues, project=cluster.project,
+                            cluster=cluster.cluster_name, region=cluster.region,
+                            zones=tuple(cluster.zones), gke_version=cluster.gke_version,
+                            taken={f"network.{k}": v for k, v in (
+                                ("nodesCidr", cluster.network.nodes_cidr),
+                                ("podsCidr", cluster.network.pods_cidr),
+                                ("servicesCidr", cluster.network.services_cidr),
+                                ("masterCidr", cluster.network.master_cidr),
+                                ("gpuNetworksCidr", cluster.network.gpu_cidr))})
+    if len(r.problems) == before_storage:  # a broken storage section is reported once
+        pathways = resolve_scratch(r, pathways, {
+            st.name: st.bucket if st.kind == "gcs" else None for st in storage.stores})
+    if not slices_raw and cluster.auto_provisioning is None:
+        r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
+               "needs at least one source of accelerators")
+
+    if r.problems:
+        raise ConfigError(r.problems)
+    assert cluster.project and cluster.region and cluster.cluster_name
+    problems = _capacity_problems(cluster.system_pool, len(cluster.zones), pools)
+    problem = gpu_cidr_problem(cluster.network,
+                               subnets_needed((p.accelerator, p.zones[0]) for p in pools))
+    if problem:
+        problems.append(problem)
+    if not problems and cluster.network.create:
+        # Only the stack's own subnet has known ranges; an existing one is the user's.
+        problems = address_problems(cluster.network, _node_demands(cluster.system_pool,
+                                                                   len(cluster.zones), pools))
+    if problems:
+        raise ConfigError(problems)
+    return StackConfig(
+        project=cluster.project, region=cluster.region, zones=cluster.zones,
+        cluster_name=cluster.cluster_name, network=cluster.network,
+        release_channel=cluster.release_channel, gke_version=cluster.gke_version,
+        private_nodes=cluster.private_nodes, private_endpoint=cluster.private_endpoint,
+        authorized_networks=cluster.authorized_networks, maintenance=cluster.maintenance,
+        deletion_protection=cluster.deletion_protection, labels=cluster.labels,
+        system_pool=cluster.system_pool, slices=tuple(pools),
+        auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
+        image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
+        secret_keys=frozenset(secret_keys),
+        registry=registry, storage=storage, pathways=pathways,
+    )
+
+
+def _node_demands(system: SystemPool, zones: int, pools: list[SlicePool]
+                  ) -> list[tuple[str, int, int]]:
+    """(what, nodes at full size, max pods per node) for every node the stack declares.
+    Node auto-provisioning creates no nodes up front and is limited by chips, not nodes,
+    so its nodes are not counted."""
+    out = [("system pool", system.max_nodes * zones,
+            system.max_pods_per_node or DEFAULT_PODS_PER_NODE)]
+    out += [(f"{p.name}", p.nodes, p.max_pods_per_node or DEFAULT_PODS_PER_NODE)
+            for p in pools]
+    return out
+
+
+def _capacity_problems(system: SystemPool, zones: int, pools: list[SlicePool]) -> list[str]:
+    total = sum(n for _, n, _ in _node_demands(system, zones, pools))
+    if total > MAX_NODES_PER_CLUSTER:
+        return [f"slices: the stack declares {total:,} nodes at full size (system pool and "
+                f"slice pools); GKE allows at most {MAX_NODES_PER_CLUSTER:,} nodes in a "
+                "cluster"]
+    return []

@@ -1,0 +1,371 @@
+"""The stack-outputs contract: the one structure a stack exports and the submitter reads.
+
+The Pulumi program builds it with ``infra.specs.exports.build`` and exports it as the stack
+output ``accelstack``; the submitter reads it back with ``load``. Both go through the dataclasses
+below, so the two sides cannot drift: a field added here is exported and loaded alike,
+and ``CONTRACT_VERSION`` changes whenever a field changes meaning or is removed.
+Pure data: this module must not import pulumi (the submitter imports it on its fast path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached images
+# 3: cluster.dnsEndpoint (the control plane's DNS name, or null when the stack has it off)
+#    and imageRepository (the stack's workload image repository, or null)
+#    and storage (stores, access per namespace, the job service account per namespace)
+#    and pathways (the head pool, scratch location and component images, or null); additive:
+#    a contract without the key reads as a stack without Pathways
+OUTPUT_NAME = "accelstack"
+# On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
+# which the stack creates in every workload namespace (infra/specs/dranet.py).
+DRANET_CLAIM_TEMPLATE = "accelstack-netdev"
+
+
+class ContractError(ValueError):
+    """Outputs that are not a valid contract of the version this code reads."""
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    project: str
+    location: str
+    name: str
+    endpoint: str
+    ca_certificate: str
+    zones: tuple[str, ...]
+    dns_endpoint: str | None = None
+
+
+@dataclass(frozen=True)
+class SlicePoolInfo:
+    name: str
+    accelerator: str
+    kind: str
+    family: str
+    topology: str | None
+    machine_type: str
+    chips_per_vm: int
+    vms_per_slice: int
+    slice_count: int
+    capacity_mode: str
+    node_pools: tuple[str, ...]
+    zones: tuple[str, ...]
+    node_selector: Mapping[str, str]
+    tolerations: tuple[Mapping[str, str], ...]
+    resource_name: str | None
+    networking: str
+    additional_networks: tuple[Mapping[str, str], ...] = ()
+    # The topology level workloads on this pool ask Kueue for, when the pool's flavor uses
+    # topology-aware scheduling (infra/specs/tas.py); None otherwise.
+    kueue_topology_level: str | None = None
+    # Local SSD ephemeral storage of one node in GiB (infra/catalog/tables.py LOCAL_SSD_DISKS);
+    # 0 when the nodes' ephemeral storage is the boot disk. Optional when loading (older
+    # stacks of the same contract version do not export it: read as 0).
+    local_ssd_gib: int = 0
+    # GKE managed DRANET on the pool's nodes: pods claim the extra NICs (infra/specs/dranet.py).
+    # Optional in loaded outputs (absent means off), so older outputs still load.
+    dranet: bool = False
+
+    @property
+    def chips_per_slice(self) -> int:
+        return self.chips_per_vm * self.vms_per_slice
+
+
+@dataclass(frozen=True)
+class LocalQueueInfo:
+    name: str
+    namespace: str
+    cluster_queue: str
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """A store jobs may mount: ``source`` is the bucket (gcs) or the claim's name in each
+    namespace with access (filestore, parallelstore, lustre)."""
+
+    name: str
+    kind: str
+    source: str
+    access: Mapping[str, str]  # namespace -> read-only | read-write
+
+
+@dataclass(frozen=True)
+class StorageInfo:
+    stores: tuple[StoreInfo, ...] = ()
+    service_accounts: Mapping[str, str] = field(default_factory=dict)  # namespace -> KSA
+    gke_version: str | None = None  # the version the stack pins, if it pins one
+
+    def store(self, name: str) -> StoreInfo | None:
+        return next((s for s in self.stores if s.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stores": [{"name": s.name, "kind": s.kind, "source": s.source,
+                            "access": dict(s.access)} for s in self.stores],
+                "serviceAccounts": dict(self.service_accounts),
+                "gkeVersion": self.gke_version}
+
+
+@dataclass(frozen=True)
+class PathwaysInfo:
+    """The stack's Pathways set-up: the CPU pool for the head (one of ``slicePools``),
+    the gs:// scratch location and the pinned server and proxy images."""
+
+    head_pool: str
+    scratch: str
+    server_image: str
+    proxy_image: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"headPool": self.head_pool, "scratch": self.scratch,
+                "serverImage": self.server_image, "proxyImage": self.proxy_image}
+
+
+@dataclass(frozen=True)
+class StackOutputs:
+    stack: str
+    cluster: ClusterInfo
+    kubeconfig: str
+    slice_pools: tuple[SlicePoolInfo, ...]
+    workload_namespace: str
+    local_queues: tuple[LocalQueueInfo, ...]
+    priority_classes: tuple[str, ...]
+    jobset_version: str
+    kueue_version: str
+    cached_images: tuple[str, ...] = ()
+    auto_provisioning: Mapping[str, int] = field(default_factory=dict)
+    image_repository: str | None = None  # <location>-docker.pkg.dev/<project>/<repository>
+    storage: StorageInfo = StorageInfo()
+    pathways: PathwaysInfo | None = None
+    contract_version: int = CONTRACT_VERSION
+
+    def local_queue(self, namespace: str) -> LocalQueueInfo | None:
+        for q in self.local_queues:
+            if q.namespace == namespace:
+                return q
+        return None
+
+    def pool(self, name: str) -> SlicePoolInfo | None:
+        for p in self.slice_pools:
+            if p.name == name:
+                return p
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "contractVersion": self.contract_version,
+            "stack": self.stack,
+            "cluster": {
+                "project": self.cluster.project,
+                "location": self.cluster.location,
+                "name": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "caCertificate": self.cluster.ca_certificate,
+                "zones": list(self.cluster.zones),
+                "dnsEndpoint": self.cluster.dns_endpoint,
+            },
+            "kubeconfig": self.kubeconfig,
+            "slicePools": [_pool_dict(p) for p in self.slice_pools],
+            "autoProvisioning": dict(self.auto_provisioning),
+            "workloadNamespace": self.workload_namespace,
+            "localQueues": [{"name": q.name, "namespace": q.namespace,
+                             "clusterQueue": q.cluster_queue} for q in self.local_queues],
+            "priorityClasses": list(self.priority_classes),
+            "jobsetVersion": self.jobset_version,
+            "kueueVersion": self.kueue_version,
+            "cachedImages": list(self.cached_images),
+            "imageRepository": self.image_repository,
+            "storage": self.storage.to_dict(),
+            "pathways": self.pathways.to_dict() if self.pathways else None,
+        }
+
+
+def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "accelerator": p.accelerator,
+        "kind": p.kind,
+        "family": p.family,
+        "topology": p.topology,
+        "machineType": p.machine_type,
+        "chipsPerVm": p.chips_per_vm,
+        "vmsPerSlice": p.vms_per_slice,
+        "chipsPerSlice": p.chips_per_slice,
+        "sliceCount": p.slice_count,
+        "capacityMode": p.capacity_mode,
+        "nodePools": list(p.node_pools),
+        "zones": list(p.zones),
+        "nodeSelector": dict(p.node_selector),
+        "tolerations": [dict(t) for t in p.tolerations],
+        "resourceName": p.resource_name,
+        "networking": p.networking,
+        "additionalNetworks": [dict(n) for n in p.additional_networks],
+        "kueueTopologyLevel": p.kueue_topology_level,
+        "localSsdGiB": p.local_ssd_gib,
+        "dranet": p.dranet,
+    }
+
+
+# ----------------------------------------------------------------------------------
+# Loading: every field checked, with the path of the first bad one.
+
+
+def _need(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str,
+          nullable: bool = False) -> Any:
+    if key not in data:
+        raise ContractError(f"{path}.{key}: missing")
+    value = data[key]
+    if value is None and nullable:
+        return None
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+        raise ContractError(f"{path}.{key}: {value!r} is not {kinds[0].__name__}")
+    return value
+
+
+def _str_map(value: Any, path: str) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ContractError(f"{path}: not a mapping of strings")
+    return dict(value)
+
+
+def load(data: Any) -> StackOutputs:
+    """Read a contract from the JSON value of the stack output (or the whole outputs)."""
+    if isinstance(data, Mapping) and OUTPUT_NAME in data and "contractVersion" not in data:
+        data = data[OUTPUT_NAME]
+    if not isinstance(data, Mapping):
+        raise ContractError(f"stack outputs: expected an object with an '{OUTPUT_NAME}' output")
+    version = data.get("contractVersion")
+    if version != CONTRACT_VERSION:
+        raise ContractError(
+            f"stack outputs: contract version {version!r} is not supported; this version of "
+            f"accelstack reads version {CONTRACT_VERSION} (run `pulumi up` with the same "
+            "accelstack version, or upgrade the submitter)")
+    p = "outputs"
+    c = _need(data, "cluster", Mapping, p)
+    cluster = ClusterInfo(
+        project=_need(c, "project", str, f"{p}.cluster"),
+        location=_need(c, "location", str, f"{p}.cluster"),
+        name=_need(c, "name", str, f"{p}.cluster"),
+        endpoint=_need(c, "endpoint", str, f"{p}.cluster"),
+        ca_certificate=_need(c, "caCertificate", str, f"{p}.cluster"),
+        zones=tuple(_need(c, "zones", list, f"{p}.cluster")),
+        dns_endpoint=_need(c, "dnsEndpoint", str, f"{p}.cluster", nullable=True),
+    )
+    pools = []
+    for i, raw in enumerate(_need(data, "slicePools", list, p)):
+        q = f"{p}.slicePools[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"{q}: not an object")
+        tols = _need(raw, "tolerations", list, q)
+        nets = _need(raw, "additionalNetworks", list, q)
+        info = SlicePoolInfo(
+            name=_need(raw, "name", str, q),
+            accelerator=_need(raw, "accelerator", str, q),
+            kind=_need(raw, "kind", str, q),
+            family=_need(raw, "family", str, q),
+            topology=_need(raw, "topology", str, q, nullable=True),
+            machine_type=_need(raw, "machineType", str, q),
+            chips_per_vm=_need(raw, "chipsPerVm", int, q),
+            vms_per_slice=_need(raw, "vmsPerSlice", int, q),
+            slice_count=_need(raw, "sliceCount", int, q),
+            capacity_mode=_need(raw, "capacityMode", str, q),
+            node_pools=tuple(_need(raw, "nodePools", list, q)),
+            zones=tuple(_need(raw, "zones", list, q)),
+            node_selector=_str_map(_need(raw, "nodeSelector", Mapping, q), f"{q}.nodeSelector"),
+            tolerations=tuple(_str_map(t, f"{q}.tolerations[{j}]") for j, t in enumerate(tols)),
+            resource_name=_need(raw, "resourceName", str, q, nullable=True),
+            networking=_need(raw, "networking", str, q),
+            additional_networks=tuple(_str_map(n, f"{q}.additionalNetworks[{j}]")
+                                      for j, n in enumerate(nets)),
+            kueue_topology_level=(_need(raw, "kueueTopologyLevel", str, q, nullable=True)
+                                  if "kueueTopologyLevel" in raw else None),
+            local_ssd_gib=_need(raw, "localSsdGiB", int, q) if "localSsdGiB" in raw else 0,
+            dranet=_need(raw, "dranet", bool, q) if "dranet" in raw else False,
+        )
+        if info.local_ssd_gib < 0:
+            raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")
+        if info.chips_per_slice != _need(raw, "chipsPerSlice", int, q):
+            raise ContractError(f"{q}.chipsPerSlice: does not equal chipsPerVm x vmsPerSlice")
+        pools.append(info)
+    nap = _need(data, "autoProvisioning", Mapping, p)
+    local_queues = []
+    for i, raw in enumerate(_need(data, "localQueues", list, p)):
+        q = f"{p}.localQueues[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"{q}: not an object")
+        local_queues.append(LocalQueueInfo(_need(raw, "name", str, q),
+                                           _need(raw, "namespace", str, q),
+                                           _need(raw, "clusterQueue", str, q)))
+    return StackOutputs(
+        stack=_need(data, "stack", str, p),
+        cluster=cluster,
+        kubeconfig=_need(data, "kubeconfig", str, p),
+        slice_pools=tuple(pools),
+        auto_provisioning={str(k): int(v) for k, v in nap.items()},
+        workload_namespace=_need(data, "workloadNamespace", str, p),
+        local_queues=tuple(local_queues),
+        priority_classes=tuple(_str_list(_need(data, "priorityClasses", list, p),
+                                         f"{p}.priorityClasses")),
+        jobset_version=_need(data, "jobsetVersion", str, p),
+        kueue_version=_need(data, "kueueVersion", str, p),
+        cached_images=tuple(_str_list(_need(data, "cachedImages", list, p), f"{p}.cachedImages")),
+        image_repository=_need(data, "imageRepository", str, p, nullable=True),
+        storage=_storage(data.get("storage"), f"{p}.storage"),
+        pathways=_pathways(data.get("pathways"), f"{p}.pathways"),
+        contract_version=version,
+    )
+
+
+STORE_KINDS = ("gcs", "filestore", "parallelstore", "lustre")
+ACCESS_LEVELS = ("read-only", "read-write")
+
+
+def _storage(data: Any, path: str) -> StorageInfo:
+    # Absent on a version-3 contract written without storage (a stack of another branch
+    # of version 3): no stores, and pods keep the namespace's default account.
+    if data is None:
+        return StorageInfo()
+    if not isinstance(data, Mapping):
+        raise ContractError(f"{path}: not an object")
+    stores = []
+    for i, raw in enumerate(_need(data, "stores", list, path)):
+        q = f"{path}.stores[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"{q}: not an object")
+        kind = _need(raw, "kind", str, q)
+        if kind not in STORE_KINDS:
+            raise ContractError(f"{q}.kind: {kind!r} is not one of {', '.join(STORE_KINDS)}")
+        access = _str_map(_need(raw, "access", Mapping, q), f"{q}.access")
+        for ns, level in access.items():
+            if level not in ACCESS_LEVELS:
+                raise ContractError(f"{q}.access.{ns}: {level!r} is not one of "
+                                    f"{', '.join(ACCESS_LEVELS)}")
+        stores.append(StoreInfo(_need(raw, "name", str, q), kind, _need(raw, "source", str, q),
+                                access))
+    return StorageInfo(
+        stores=tuple(stores),
+        service_accounts=_str_map(_need(data, "serviceAccounts", Mapping, path),
+                                  f"{path}.serviceAccounts"),
+        gke_version=_need(data, "gkeVersion", str, path, nullable=True),
+    )
+
+
+def _pathways(data: Any, path: str) -> PathwaysInfo | None:
+    if data is None:  # off, or a contract written before Pathways was exported
+        return None
+    if not isinstance(data, Mapping):
+        raise ContractError(f"{path}: not an object")
+    return PathwaysInfo(_need(data, "headPool", str, path), _need(data, "scratch", str, path),
+                        _need(data, "serverImage", str, path),
+                        _need(data, "proxyImage", str, path))
+
+
+def _str_list(value: list[Any], path: str) -> list[str]:
+    if not all(isinstance(v, str) for v in value):
+        raise ContractError(f"{path}: not a list of strings")
+    return list(value)

@@ -1,0 +1,344 @@
+"""Policy checks on a stack's desired state: the rules a platform team enforces.
+
+Each rule reads the resources the program would declare (type, name, inputs) and the
+stack's config, and reports every violation with the resource, the rule and the fix. A
+stack may waive a rule only with a written reason in its config (``policy.waivers``); a
+waived finding is still reported, marked with the reason.
+
+One implementation, two runners: the offline preview (``infra.preview.cli``) runs ``check``
+over the mock engine's record, and the CrossGuard pack (``infra/policy/pack``) runs the
+same ``RULES`` over what ``pulumi preview``/``up`` hands it. The stack config reaches the
+rules as items of type ``CONFIG`` (one per key, secret values already replaced by
+``MASK``). Pure: works on plain data, imports no pulumi.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from infra.catalog import tables as catalog
+from infra.contract.images import image_has_digest, image_tag
+from infra.config.stack import POLICY_RULES, StackConfig
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+DEFAULT_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
+CONFIG = "pulumi:config"  # a stack config key (name "namespace:key"; inputs {"value": ...})
+MASK = "[secret]"  # what a secret value reads as, in both runners
+# Cloud Storage resources that can make a bucket or its objects public (pulumi-gcp).
+BUCKET = "gcp:storage/bucket:Bucket"
+BUCKET_IAM = ("gcp:storage/bucketIAMMember:BucketIAMMember",
+              "gcp:storage/bucketIAMBinding:BucketIAMBinding")
+BUCKET_IAM_POLICY = "gcp:storage/bucketIAMPolicy:BucketIAMPolicy"
+BUCKET_ACLS = ("gcp:storage/bucketACL:BucketACL",
+               "gcp:storage/defaultObjectACL:DefaultObjectACL",
+               "gcp:storage/bucketAccessControl:BucketAccessControl",
+               "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl",
+               "gcp:storage/objectAccessControl:ObjectAccessControl")
+# The IAM principals and ACL entities meaning "anyone" (Cloud Storage docs, "Making data
+# public", https://cloud.google.com/storage/docs/access-control/making-data-public:
+# allUsers, allAuthenticatedUsers) and the predefined ACLs that grant them.
+PUBLIC_PRINCIPALS = ("allUsers", "allAuthenticatedUsers")
+PUBLIC_ACLS = ("publicRead", "publicReadWrite", "authenticatedRead")
+
+
+@dataclass(frozen=True)
+class Item:
+    """A resource of the desired state, inputs with secrets already masked or unwrapped."""
+
+    type: str
+    name: str
+    inputs: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    resource: str
+    message: str
+    fix: str
+    waived_because: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"rule": self.rule, "resource": self.resource, "message": self.message,
+               "fix": self.fix}
+        if self.waived_because is not None:
+            out["waived"] = self.waived_because
+        return out
+
+
+def _of(items: Iterable[Item], type_: str) -> list[Item]:
+    return [i for i in items if i.type == type_]
+
+
+def _where(item: Item) -> str:
+    return f"{item.type} {item.name}"
+
+
+def _workload_identity(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for c in _of(items, CLUSTER):
+        pool = (c.inputs.get("workloadIdentityConfig") or {}).get("workloadPool")
+        if not pool:
+            yield Finding("workload-identity", _where(c), "Workload Identity is off",
+                          "set workloadIdentityConfig.workloadPool to PROJECT.svc.id.goog")
+    for np in _of(items, NODE_POOL):
+        mode = ((np.inputs.get("nodeConfig") or {}).get("workloadMetadataConfig") or {}).get("mode")
+        if mode != "GKE_METADATA":
+            yield Finding("workload-identity", _where(np),
+                          "nodes do not run the GKE metadata server",
+                          "set nodeConfig.workloadMetadataConfig.mode to GKE_METADATA")
+
+
+def _node_service_account(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for item in _of(items, CLUSTER) + _of(items, NODE_POOL):
+        sa = (item.inputs.get("nodeConfig") or {}).get("serviceAccount")
+        if not sa or sa == "default" or str(sa).endswith(DEFAULT_SA_SUFFIX):
+            yield Finding("node-service-account", _where(item),
+                          f"nodes run as the default compute service account ({sa or 'unset'})",
+                          "use the stack's dedicated least-privilege node service account")
+
+
+def _shielded_nodes(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for c in _of(items, CLUSTER):
+        if c.inputs.get("enableShieldedNodes") is not True:
+            yield Finding("shielded-nodes", _where(c), "shielded GKE nodes are off",
+                          "set enableShieldedNodes: true")
+    for np in _of(items, NODE_POOL):
+        shielded = (np.inputs.get("nodeConfig") or {}).get("shieldedInstanceConfig") or {}
+        if shielded.get("enableSecureBoot") is not True:
+            yield Finding("shielded-nodes", _where(np), "secure boot is off",
+                          "set nodeConfig.shieldedInstanceConfig.enableSecureBoot: true")
+
+
+def _authorized_networks(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for c in _of(items, CLUSTER):
+        private = c.inputs.get("privateClusterConfig") or {}
+        networks = c.inputs.get("masterAuthorizedNetworksConfig") or {}
+        # Given as a Pulumi secret, the whole block is masked: present, not readable.
+        blocks = networks.get("cidrBlocks") if isinstance(networks, dict) else networks
+        if not private.get("enablePrivateEndpoint") and not blocks:
+            yield Finding("authorized-networks", _where(c),
+                          "the control plane has a public endpoint open to every address",
+                          "list masterAuthorizedNetworks in the stack, or set "
+                          "privateEndpoint: true")
+
+
+def _deletion_protection(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    if not cfg.policy.production:
+        return
+    for c in _of(items, CLUSTER):
+        if c.inputs.get("deletionProtection") is not True:
+            yield Finding("deletion-protection", _where(c),
+                          "a production stack's cluster can be deleted",
+                          "set deletionProtection: true")
+
+
+def _capacity(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for np in _of(items, NODE_POOL):
+        nc = np.inputs.get("nodeConfig") or {}
+        affinity = (nc.get("reservationAffinity") or {}).get("consumeReservationType")
+        kind = ("spot" if nc.get("spot") else "queued" if (np.inputs.get("queuedProvisioning")
+                or {}).get("enabled") else "flex-start" if nc.get("flexStart") else None)
+        if kind and affinity not in (None, "NO_RESERVATION"):
+            yield Finding("capacity-reservation", _where(np),
+                          f"a {kind} pool consumes a reservation ({affinity})",
+                          "give it reservation affinity NO_RESERVATION, or make it a "
+                          "reservation pool")
+
+
+def _image_latest(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for ds in _of(items, DAEMONSET):
+        pod = (((ds.inputs.get("spec") or {}).get("template") or {}).get("spec") or {})
+        for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+            image = c.get("image", "")
+            if not image_has_digest(image) and image_tag(image) in (None, "latest"):
+                yield Finding("image-latest-tag", _where(ds),
+                              f"image {image} is referenced by the mutable tag 'latest'",
+                              "pin a version tag or a digest (@sha256:...)")
+
+
+def _labelled(item: Item) -> Mapping[str, Any] | None:
+    if item.type == CLUSTER:
+        return item.inputs.get("resourceLabels") or {}
+    if item.type == NODE_POOL:
+        return (item.inputs.get("nodeConfig") or {}).get("resourceLabels") or {}
+    return None
+
+
+def _required_labels(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    need = cfg.policy.required_labels
+    for item in items:
+        labels = _labelled(item)
+        if labels is None:
+            continue
+        missing = [k for k in need if k not in labels]
+        if missing:
+            yield Finding("required-labels", _where(item),
+                          f"missing required labels: {', '.join(missing)}",
+                          "add them to the stack's labels")
+
+
+def _is_accelerator_pool(np: Item) -> bool:
+    nc = np.inputs.get("nodeConfig") or {}
+    return bool(nc.get("guestAccelerators")) or nc.get("machineType") in _accelerator_machines()
+
+
+_MACHINES: set[str] = set()
+
+
+def _accelerator_machines() -> set[str]:
+    if not _MACHINES:
+        _MACHINES.update(a.machine_type for a in catalog.all_accelerators()
+                         if a.kind in ("tpu", "gpu"))
+    return _MACHINES
+
+
+def _auto_repair(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for np in _of(items, NODE_POOL):
+        if not _is_accelerator_pool(np):
+            continue
+        nc = np.inputs.get("nodeConfig") or {}
+        # GKE creates flex-start and queued-provisioning pools with auto-repair off.
+        if nc.get("flexStart") or (np.inputs.get("queuedProvisioning") or {}).get("enabled"):
+            continue
+        if (np.inputs.get("management") or {}).get("autoRepair") is not True:
+            yield Finding("accelerator-auto-repair", _where(np),
+                          "an accelerator pool runs without node auto-repair",
+                          "set management.autoRepair: true (a failed TPU/GPU node otherwise "
+                          "stays out of its slice until someone notices)")
+
+
+# Names of config keys that hold credentials, and values that are credentials whatever
+# their key: a PEM private key, a Google service-account key file (JSON, "type":
+# "service_account").
+_SECRET_NAME = re.compile(r"(password|passphrase|secret|token|api[-_]?key|private[-_]?key|"
+                          r"credentials?|access[-_]?key)$", re.IGNORECASE)
+_SECRET_VALUE = re.compile(r'-----BEGIN [A-Z ]*PRIVATE KEY-----|"type":\s*"service_account"')
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
+    """(path, last key, value) of every leaf of a config value."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, path.rsplit(".", 1)[-1].split(":")[-1].split("[")[0], value
+
+
+def _plain_secrets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for item in _of(items, CONFIG):
+        value = item.inputs.get("value")
+        if value == MASK:
+            continue
+        key = item.name.split(":")[-1]
+        plain = [v for _, name, v in _leaves(value, item.name)
+                 if v is not None and v != MASK and not isinstance(v, bool)
+                 and (_SECRET_NAME.search(name) or _SECRET_NAME.search(key)
+                      or _SECRET_VALUE.search(str(v)))]
+        if plain:
+            yield Finding("plain-secret-config", f"config {item.name}",
+                          "a credential is stored as plain config",
+                          f"store it encrypted: pulumi config set --secret {item.name} "
+                          "(and remove the plain value)")
+
+
+def _grants(item: Item) -> list[str]:
+    """What a storage resource grants, as strings to look for public principals in."""
+    i = item.inputs
+    if item.type in BUCKET_IAM:
+        values = [i.get("member"), *(i.get("members") or [])]
+    elif item.type == BUCKET_IAM_POLICY:
+        values = [i.get("policyData")]  # a JSON IAM policy document
+    elif item.type in BUCKET_ACLS:
+        values = [i.get("entity"), i.get("predefinedAcl"), *(i.get("roleEntities") or [])]
+    elif item.type == BUCKET:
+        values = [i.get("predefinedAcl")]
+    else:
+        values = []
+    return [v for v in values if isinstance(v, str)]
+
+
+def _public_buckets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    for item in items:
+        public = [g for g in _grants(item)
+                  if g in PUBLIC_ACLS or any(p in g for p in PUBLIC_PRINCIPALS)]
+        if public:
+            what = (f"grants {item.inputs.get('role')} on bucket {item.inputs.get('bucket')} "
+                    f"to {', '.join(public)}" if item.type in BUCKET_IAM else
+                    f"a bucket or its objects can be public ({', '.join(public)})")
+            yield Finding("public-bucket", _where(item), what,
+                          "grant named principals only, and set publicAccessPrevention: "
+                          "enforced on the bucket")
+    yield from _bucket_prevention(cfg, items)
+
+
+def _bucket_prevention(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    # Part of public-bucket: a bucket the stack creates enforces public access prevention,
+    # so no later grant or ACL can make it public.
+    for bucket in _of(items, BUCKET):
+        if bucket.inputs.get("publicAccessPrevention") != "enforced":
+            yield Finding("public-bucket", _where(bucket),
+                          "public access prevention is not enforced",
+                          "set publicAccessPrevention: enforced")
+
+
+RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {
+    "workload-identity": _workload_identity,
+    "node-service-account": _node_service_account,
+    "shielded-nodes": _shielded_nodes,
+    "authorized-networks": _authorized_networks,
+    "deletion-protection": _deletion_protection,
+    "capacity-reservation": _capacity,
+    "image-latest-tag": _image_latest,
+    "required-labels": _required_labels,
+    "accelerator-auto-repair": _auto_repair,
+    "plain-secret-config": _plain_secrets,
+    "public-bucket": _public_buckets,
+}
+assert tuple(RULES) == POLICY_RULES
+
+
+def check(cfg: StackConfig, items: Iterable[Item]) -> list[Finding]:
+    """Every finding, waived ones marked; a stack passes when none is unwaived."""
+    listed = list(items)
+    findings = []
+    for rule, fn in RULES.items():
+        waiver = cfg.policy.waivers.get(rule)
+        for f in fn(cfg, listed):
+            findings.append(Finding(f.rule, f.resource, f.message, f.fix, waiver))
+    return findings
+
+
+def violations(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.waived_because is None]
+
+
+def config_items(config: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> list[Item]:
+    """The stack config (``namespace:key`` -> value) as items; secret values masked.
+
+    A value written ``{secure: ...}`` in a stack file, or listed in ``secret_keys`` (the
+    keys Pulumi marks secret), reads as ``MASK``.
+    """
+    secret = set(secret_keys)
+    out = []
+    for key, value in sorted(config.items()):
+        if key in secret or (isinstance(value, Mapping) and set(value) == {"secure"}):
+            value = MASK
+        out.append(Item(CONFIG, str(key), {"value": _mask_secure(value)}))
+    return out
+
+
+def _mask_secure(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        if set(value) == {"secure"}:
+            return MASK
+        return {k: _mask_secure(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_secure(v) for v in value]
+    return value

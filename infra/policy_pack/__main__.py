@@ -1,7 +1,0 @@
-"""Entry point Pulumi runs for ``--policy-pack infra/policy_pack``: serve the pack."""
-
-from pulumi_policy import EnforcementLevel, PolicyPack
-
-from infra.policy_pack.crossguard import PACK_NAME, policies
-
-PolicyPack(name=PACK_NAME, enforcement_level=EnforcementLevel.MANDATORY, policies=policies())

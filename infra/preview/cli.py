@@ -1,0 +1,304 @@
+"""`accelstack-preview`: a stack's desired state, offline.
+
+Runs the Pulumi program under the SDK's mock engine (no Pulumi CLI, no state backend, no
+cloud account) and prints every resource it declares (type, logical name, parent, inputs)
+and the stack outputs it would export, as sorted YAML with secrets masked. Values only the
+cloud knows are stand-ins (the cluster endpoint is a documentation address).
+
+Snapshots of every stack live in ``snapshots/``; ``--check-snapshots`` fails when a change
+alters a stack's desired state without updating its snapshot, and ``--diff`` shows what
+changed, field by field. ``--policy`` runs the policy rules (``infra.policy.rules``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+STACKS_DIR = Path("stacks")
+
+
+def _stack_path(ref: str, root: Path = Path(".")) -> Path:
+    path = Path(ref)
+    if path.suffix == ".yaml":
+        return path
+    return root / STACKS_DIR / f"Pulumi.{ref}.yaml"
+
+
+def find_project(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding a Pulumi.yaml (as the Pulumi
+    CLI looks for its project)."""
+    for d in [start, *start.parents]:
+        if (d / "Pulumi.yaml").is_file():
+            return d
+    return None
+
+
+def _no_stack(path: Path, root: Path) -> str:
+    """No such stack file: name the stacks there are and the nearest to what was typed."""
+    import difflib
+
+    names = sorted(p.name[len("Pulumi."):-len(".yaml")]
+                   for p in (root / STACKS_DIR).glob("Pulumi.*.yaml"))
+    typed = path.name[len("Pulumi."):-len(".yaml")] if path.name.startswith("Pulumi.") \
+        else path.stem
+    close = difflib.get_close_matches(typed, names, n=2, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return (f"{path}: no such stack file{hint} (stacks: {', '.join(names) or 'none'})")
+
+
+def summary(doc: dict[str, Any]) -> list[str]:
+    """The lines that open a stack's preview: resources by type, outputs, policy verdict."""
+    from collections import Counter
+
+    counts = Counter(r["type"] for r in doc["resources"])
+    findings = doc["policy"]["findings"]
+    violations = [f for f in findings if "waived" not in f]
+    verdict = ("policy: ok" if not findings else
+               f"policy: {len(violations)} violation(s), "
+               f"{len(findings) - len(violations)} waived finding(s)")
+    outputs = doc["outputs"]
+    contract = outputs.get("accelstack", {}) if isinstance(outputs, dict) else {}
+    pools = ", ".join(f"{p.get('name')} ({p.get('accelerator')} x{p.get('sliceCount')}, "
+                      f"{p.get('capacityMode')})" for p in contract.get("slicePools", []))
+    lines = [f"stack {doc['stack']}: {sum(counts.values())} resources",
+             *(f"  {n:4d} {t}" for t, n in sorted(counts.items())),
+             f"outputs: {', '.join(sorted(outputs)) or 'none'}"
+             + (f"; pools: {pools}" if pools else ""),
+             verdict]
+    return lines
+
+
+def _mask(value: Any) -> Any:
+    from infra.preview.harness import MASK, Secret
+
+    if isinstance(value, Secret):
+        return MASK
+    if isinstance(value, dict):
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the engine carries numbers as doubles
+    return value
+
+
+class BadStack(click.ClickException):
+    """Invalid stack files: one line per problem on stderr, exit 2 (bad input)."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+    def show(self, file: Any = None) -> None:
+        for line in self.problems:
+            click.echo(line, err=True)
+
+
+SNAPSHOTS_DIR = Path("snapshots")
+EXIT_CHANGED = 1
+EXIT_POLICY = 3
+
+
+def desired_state(path: Path) -> dict[str, Any]:
+    """The document the preview prints for one stack file."""
+    from infra.preview import harness
+    from infra.policy import rules as policy
+
+    ev = harness.evaluate_file(path)
+    resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
+                  "inputs": _mask(r.inputs)} for r in ev.resources]
+    items = [policy.Item(r["type"], r["name"], r["inputs"]) for r in resources]
+    # Every key of the stack file (all namespaces) for the rules on config itself.
+    stack_config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
+    items += policy.config_items(stack_config)
+    findings = policy.check(ev.config, items)
+    return {
+        "stack": harness.stack_name(path),
+        "resources": resources,
+        "outputs": harness.plain_outputs(ev),
+        "policy": {
+            "findings": [f.to_dict() for f in findings],
+            "waivers": dict(ev.config.policy.waivers),
+        },
+    }
+
+
+def dump(doc: dict[str, Any]) -> str:
+    return str(yaml.safe_dump(doc, sort_keys=True, width=100))
+
+
+def snapshot_path(stack: str, root: Path = Path(".")) -> Path:
+    return root / SNAPSHOTS_DIR / f"{stack}.yaml"
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{prefix}[{i}]"))
+        return out
+    return {prefix: value}
+
+
+def diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Resources added, removed and changed (field by field), and changed outputs."""
+    def index(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {f"{r['type']} {r['name']}": r for r in doc.get("resources", [])}
+
+    before, after = index(old), index(new)
+    lines: list[str] = []
+    for key in sorted(after.keys() - before.keys()):
+        lines.append(f"+ {key}")
+        for field, value in sorted(_flatten({"inputs": after[key].get("inputs")}).items()):
+            lines.append(f"    {field}: {json.dumps(value)}")
+    for key in sorted(before.keys() - after.keys()):
+        lines.append(f"- {key}")
+    for key in sorted(before.keys() & after.keys()):
+        a = _flatten({"inputs": before[key].get("inputs"), "parent": before[key].get("parent")})
+        b = _flatten({"inputs": after[key].get("inputs"), "parent": after[key].get("parent")})
+        changes = [(f, a.get(f), b.get(f)) for f in sorted(a.keys() | b.keys())
+                   if a.get(f, _MISSING) != b.get(f, _MISSING)]
+        if changes:
+            lines.append(f"~ {key}")
+            for field, x, y in changes:
+                lines.append(f"    {field}: {_show(x, field in a)} -> {_show(y, field in b)}")
+    oa, ob = _flatten(old.get("outputs") or {}), _flatten(new.get("outputs") or {})
+    out_changes = [f for f in sorted(oa.keys() | ob.keys()) if oa.get(f, _MISSING) !=
+                   ob.get(f, _MISSING)]
+    if out_changes:
+        lines.append("~ outputs")
+        for f in out_changes:
+            lines.append(f"    {f}: {_show(oa.get(f), f in oa)} -> {_show(ob.get(f), f in ob)}")
+    return lines
+
+
+_MISSING = object()
+
+
+def _show(value: Any, present: bool) -> str:
+    return json.dumps(value) if present else "(absent)"
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("stacks", nargs=-1, metavar="[STACK]...")
+@click.option("--outputs", "outputs_file", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the stack outputs (JSON, secrets masked) to this file; with "
+                   "one STACK only. `submit workload --outputs FILE` reads it.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Print what changed against the committed snapshot, field by field.")
+@click.option("--check-snapshots", is_flag=True,
+              help="Fail (exit 1) when a stack's desired state differs from its snapshot.")
+@click.option("--update-snapshots", is_flag=True, help="Rewrite the snapshots.")
+@click.option("--policy", "run_policy", is_flag=True,
+              help="Report policy findings; exit 3 if any is not waived.")
+@click.option("--quiet", is_flag=True,
+              help="Do not print the desired state (nor its summary).")
+@click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
+              help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
+                   "[default: the nearest directory at or above this one with a "
+                   "Pulumi.yaml].")
+def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
+         check_snapshots: bool, update_snapshots: bool, run_policy: bool, quiet: bool,
+         project_dir: str | None) -> None:
+    """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
+    path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
+
+    Exit codes: 0 done; 1 a snapshot differs (--check-snapshots); 2 usage, or a stack file
+    or its config is invalid (one line per problem, FILE:LINE: ...; nothing is written);
+    3 a policy rule is violated and not waived (--policy).
+    """
+    from infra.program import StackConfigError
+    from infra.config.stack_file import StackFileError
+
+    found = find_project(Path.cwd())
+    root = Path(project_dir) if project_dir else (
+        Path(os.path.relpath(found)) if found else Path("."))
+    paths = [_stack_path(s, root) for s in stacks] or sorted(
+        (root / STACKS_DIR).glob("Pulumi.*.yaml"))
+    if not paths:
+        raise click.UsageError(f"no stack files in {root / STACKS_DIR}/ (run inside the "
+                               "project, pass --project-dir, or name a Pulumi.<stack>.yaml "
+                               "file)")
+    if outputs_file and len(paths) != 1:
+        raise click.UsageError("--outputs takes exactly one STACK")
+    for path in paths:
+        if not path.is_file():
+            raise click.BadParameter(_no_stack(path, root), param_hint="'STACK'")
+    docs = []
+    problems: list[str] = []
+    for path in paths:
+        try:
+            docs.append(desired_state(path))
+        except (StackConfigError, StackFileError) as e:
+            problems += e.problems
+    if problems:
+        raise BadStack(problems)
+    quiet = quiet or show_diff or check_snapshots or update_snapshots
+    for doc in docs if not quiet else []:
+        # The summary first; as YAML comments, so that stdout stays the YAML it was.
+        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
+        click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
+    if outputs_file:
+        try:
+            Path(outputs_file).write_text(json.dumps(docs[0]["outputs"], indent=2,
+                                                     sort_keys=True) + "\n")
+        except OSError as e:
+            raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
+                                     param_hint="'--outputs'") from None
+        click.echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)",
+                   err=True)
+    changed = []
+    for doc in docs:
+        snap = snapshot_path(doc["stack"], root)
+        if update_snapshots:
+            snap.parent.mkdir(parents=True, exist_ok=True)
+            snap.write_text(dump(doc))
+            click.echo(f"wrote {snap}", err=True)
+            continue
+        if not (show_diff or check_snapshots):
+            continue
+        if not snap.is_file():
+            click.echo(f"{doc['stack']}: no snapshot at {snap} (run with --update-snapshots)")
+            changed.append(doc["stack"])
+            continue
+        lines = diff(yaml.safe_load(snap.read_text()), doc)
+        if lines:
+            changed.append(doc["stack"])
+            click.echo(f"{doc['stack']}: desired state differs from {snap}:")
+            click.echo("\n".join(lines))
+        elif show_diff:
+            click.echo(f"{doc['stack']}: no changes")
+    failed = False
+    if run_policy:
+        for doc in docs:
+            for f in doc["policy"]["findings"]:
+                mark = f"waived: {f['waived']}" if "waived" in f else "VIOLATION"
+                click.echo(f"{doc['stack']}: [{f['rule']}] {f['resource']}: {f['message']}; "
+                           f"fix: {f['fix']} ({mark})")
+                failed = failed or "waived" not in f
+            if not doc["policy"]["findings"]:
+                click.echo(f"{doc['stack']}: policy ok")
+    if check_snapshots and changed:
+        click.echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
+                   "`accelstack-preview --update-snapshots`", err=True)
+        sys.exit(EXIT_CHANGED)
+    if failed:
+        sys.exit(EXIT_POLICY)
+
+
+if __name__ == "__main__":
+    main()

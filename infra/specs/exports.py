@@ -1,0 +1,75 @@
+"""Build the outputs contract from a parsed stack config (the program's side of it).
+
+Kept apart from ``infra.contract.outputs`` so the submitter, which only loads the contract, never
+imports the stack config machinery. Must not import pulumi.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from infra.specs import tas
+from infra.catalog.tables import local_ssd_gib
+from infra.config.addons import PRIORITY_CLASSES
+from infra.config.stack import SlicePool, StackConfig
+from infra.specs import storage as storage_spec
+from infra.contract.outputs import (ClusterInfo, LocalQueueInfo, PathwaysInfo, SlicePoolInfo,
+                            StackOutputs, StorageInfo, StoreInfo)
+from infra.specs.nodepool import node_selector, tolerations
+
+
+def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None,
+              kueue_topology_level: str | None = None) -> SlicePoolInfo:
+    a = pool.accelerator
+    return SlicePoolInfo(
+        name=pool.name, accelerator=a.name, kind=a.kind, family=a.family,
+        topology=a.topology, machine_type=a.machine_type, chips_per_vm=a.chips_per_vm,
+        vms_per_slice=a.vms_per_slice, slice_count=pool.count,
+        capacity_mode=pool.capacity.mode, node_pools=tuple(pool.node_pool_names()),
+        zones=pool.zones, node_selector=node_selector(pool),
+        tolerations=tuple(tolerations(pool)), resource_name=a.resource_name,
+        networking=a.networking, additional_networks=tuple(additional_networks or ()),
+        kueue_topology_level=kueue_topology_level,
+        local_ssd_gib=local_ssd_gib(a.machine_type), dranet=pool.dranet,
+    )
+
+
+def storage_info(cfg: StackConfig) -> StorageInfo:
+    return StorageInfo(
+        stores=tuple(StoreInfo(s.name, s.kind, storage_spec.mount_source(s), dict(s.access))
+                     for s in cfg.storage.stores),
+        service_accounts={ns: cfg.storage.service_account
+                          for ns in storage_spec.namespaces(cfg)},
+        gke_version=cfg.gke_version,
+    )
+
+
+def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
+          kubeconfig: str, networks: Mapping[str, list[dict[str, str]]] | None = None,
+          dns_endpoint: str | None = None) -> StackOutputs:
+    """The contract for a parsed stack; ``networks`` maps pool name to its node networks."""
+    networks = networks or {}
+    q = cfg.queues
+    queues = [LocalQueueInfo(q.local_queue, q.namespace, q.cluster_queue)] + [
+        LocalQueueInfo(q.local_queue, t.namespace, t.name) for t in q.teams]
+    return StackOutputs(
+        stack=stack,
+        cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
+                            ca_certificate, cfg.zones, dns_endpoint),
+        kubeconfig=kubeconfig,
+        slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
+                          for p in cfg.slices),
+        auto_provisioning=dict(cfg.auto_provisioning.accelerators)
+        if cfg.auto_provisioning else {},
+        workload_namespace=q.namespace,
+        local_queues=tuple(queues),
+        priority_classes=tuple(name for name, _ in PRIORITY_CLASSES),
+        jobset_version=cfg.addons.jobset_version,
+        kueue_version=cfg.addons.kueue_version,
+        cached_images=tuple(i.image for i in cfg.image_cache),
+        image_repository=cfg.registry.url if cfg.registry else None,
+        storage=storage_info(cfg),
+        pathways=PathwaysInfo(cfg.pathways.head_pool, cfg.pathways.scratch,
+                              cfg.pathways.server_image, cfg.pathways.proxy_image)
+        if cfg.pathways else None,
+    )

@@ -1,0 +1,85 @@
+"""`submit accelerators`: list the accelerator catalog, resolve names against it, or list
+what one stack offers (its pools) with --stack/--outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from infra.catalog import tables as catalog
+from submit.cli.options import OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete
+from submit.cli.output import FORMATS, emit
+
+COLUMNS = (
+    ("NAME", "name"), ("FAMILY", "family"), ("MACHINE TYPE", "machineType"),
+    ("TOPOLOGY", "topology"), ("CHIPS/VM", "chipsPerVm"), ("VMS", "vmsPerSlice"),
+    ("CHIPS", "chips"), ("RESOURCE", "resourceName"), ("NETWORKING", "networking"),
+)
+POOL_COLUMNS = (
+    ("POOL", "pool"), ("ACCELERATOR", "accelerator"), ("FAMILY", "family"),
+    ("MACHINE TYPE", "machineType"), ("TOPOLOGY", "topology"), ("SLICES", "slices"),
+    ("CAPACITY", "capacityMode"), ("ZONES", "zones"),
+)
+
+
+@click.command("accelerators")
+@click.argument("names", nargs=-1, metavar="[NAME]...",
+                shell_complete=complete("accelerators"))
+@click.option("--family", type=click.Choice(catalog.families()),
+              help="Only entries of this family.")
+@click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
+              shell_complete=complete("stacks"),
+              help=STACK_HELP + " List the pools it offers instead of the catalog.")
+@click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS", show_envvar=True,
+              metavar="FILE", type=click.Path(dir_okay=False),
+              help=OUTPUTS_HELP + " List the pools it offers instead of the catalog.")
+@click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
+              default=".", show_default=True, metavar="DIR", type=click.Path(file_okay=False),
+              help=PROJECT_DIR_HELP)
+@click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="table",
+              show_default=True, help="Output format.")
+@click.pass_context
+def accelerators(ctx: click.Context, names: tuple[str, ...], family: str | None,
+                 stack: str | None, outputs_file: str | None, project_dir: str,
+                 fmt: str) -> None:
+    """List the accelerator catalog, or resolve NAMEs (any accepted form) in order; with
+    --stack or --outputs, list the stack's pools (NAMEs then filter them).
+
+    Names are those of xpk: v5p-8 (count form) or v5p-2x2x1 (topology form),
+    v5litepod-16, v6e-8x16, tpu7x-4x4x8, h100-mega-80gb-8, n2-standard-32-4.
+    For CPU pools, the count form is <machine type>-<VMs>.
+    """
+    if names:
+        entries = []
+        for name in names:
+            try:
+                entries.append(catalog.resolve(name))
+            except catalog.UnknownAccelerator as e:
+                raise click.BadParameter(str(e), param_hint="'NAME'") from None
+    else:
+        entries = list(catalog.all_accelerators())
+    if family:
+        entries = [e for e in entries if e.family == family]
+    if stack or outputs_file:
+        _pools(stack, outputs_file, project_dir, names, entries, family, fmt)
+        return
+    emit([e.to_dict() for e in entries], fmt, COLUMNS)
+
+
+def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
+           names: tuple[str, ...], entries: list[Any], family: str | None,
+           fmt: str) -> None:
+    """The stack's pools; NAMEs (any form) and --family keep the pools of those types."""
+    from submit.cli.workload import Context
+
+    outputs = Context(stack, outputs_file, project_dir).outputs
+    wanted = {e.name for e in entries}
+    rows = [{"pool": p.name, "accelerator": p.accelerator, "family": p.family,
+             "machineType": p.machine_type, "topology": p.topology,
+             "slices": p.slice_count, "capacityMode": p.capacity_mode,
+             "zones": ",".join(p.zones)}
+            for p in outputs.slice_pools
+            if (not names or catalog.resolve(p.accelerator).name in wanted)
+            and (not family or p.family == family)]
+    emit(rows, fmt, POOL_COLUMNS)

@@ -1,0 +1,58 @@
+"""`submit workload create-group FILE`: a job group (submit.experiment.group) checked, rendered and
+applied through the Python API, as `create` does for one role."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import yaml
+
+from submit import api
+from submit.experiment import group as gr
+from submit.render import spec as sp
+from submit.render.spec import SpecError
+from submit.cli.workload import Context, apply_objects, bad_input, pass_ctx
+
+
+@click.command("create-group")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--dry-run", is_flag=True, help="Print the objects; apply nothing.")
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True, help="Format of --dry-run and --export.")
+@click.option("--export", "export_file", type=click.Path(dir_okay=False),
+              help="Also write the objects to FILE (for `submit workload apply`).")
+@click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
+@click.option("--after", metavar="WORKLOAD", help="Create it held until WORKLOAD has "
+              "succeeded (see `submit workload release`).")
+@pass_ctx
+def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: str | None,
+                 replace: bool, after: str | None) -> None:
+    """Render a workload of several roles (one JobSet, gang-scheduled) and apply it."""
+    with bad_input():
+        if after is not None:
+            sp.check_workload_name(after, "--after")
+        if export_file and not Path(export_file).resolve().parent.is_dir():
+            raise SpecError("--export", f"{export_file}: its directory does not exist")
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise click.BadParameter(f"{file}: cannot read it: "
+                                 f"{getattr(e, 'strerror', None) or 'not UTF-8 text'}",
+                                 param_hint="'FILE'") from None
+    try:
+        group = gr.load(file, text)
+        objs = gr.render_group(group, ctx.outputs)
+    except gr.GroupError as e:
+        raise click.BadParameter(e.message, param_hint="'FILE'") from None
+    if after is not None:
+        objs = api.hold(objs, after)
+    if export_file:
+        Path(export_file).write_text(json.dumps(objs, indent=2) + "\n" if fmt == "json"
+                                     else yaml.safe_dump_all(objs, sort_keys=False))
+    if dry_run:
+        click.echo(json.dumps(objs if len(objs) > 1 else objs[0], indent=2) if fmt == "json"
+                   else yaml.safe_dump_all(objs, sort_keys=False), nl=False)
+        return
+    apply_objects(ctx, objs, replace)

@@ -1,0 +1,127 @@
+"""The Pulumi seam: where the submitter gets a stack's outputs contract.
+
+Either ``pulumi stack output --json --show-secrets --stack NAME`` (the only place the
+``pulumi`` CLI is run) or a JSON file holding that output (or the ``outputs`` part of an
+offline preview). Every failure becomes an OutputsError with a message a user can act on;
+a wrong --stack/--outputs/--project-dir value is an OptionError (a usage error, exit 2), and
+is found before `pulumi` runs. The outputs hold the cluster's kubeconfig, a secret: no
+message here ever quotes the outputs (pulumi's stdout) or a value from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from infra.contract.outputs import ContractError, StackOutputs, load
+
+PULUMI_TIMEOUT = 120
+# "Stack names may only contain alphanumeric characters, hyphens, underscores, or periods",
+# optionally qualified as org/stack or org/project/stack
+# (https://www.pulumi.com/docs/iac/concepts/stacks/).
+STACK_NAME = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+\Z")
+
+
+class OutputsError(Exception):
+    """The outputs could not be read; the message says why and what to do."""
+
+
+class OptionError(OutputsError):
+    """The option saying where the outputs are is itself wrong (None: no option given)."""
+
+    def __init__(self, option: str | None, message: str) -> None:
+        self.option = option
+        super().__init__(message)
+
+
+def _parse(text: str, source: str) -> StackOutputs:
+    try:
+        data: Any = json.loads(text)
+    except ValueError as e:
+        # json's message gives the position only, never the text around it.
+        raise OutputsError(f"{source}: not JSON ({e})") from None
+    if isinstance(data, dict):
+        contract = data.get("accelstack", data)
+        if isinstance(contract, dict) and "kubeconfig" in contract and not isinstance(
+                contract["kubeconfig"], str):
+            # The contract's own message would quote the value: a kubeconfig's credentials.
+            raise OutputsError(f"{source}: outputs.kubeconfig: not a string (its content is "
+                               "not shown: it holds credentials)")
+    try:
+        return load(data)
+    except ContractError as e:
+        raise OutputsError(f"{source}: {e}") from None
+    except (ValueError, TypeError, AttributeError) as e:
+        raise OutputsError(f"{source}: not a valid accelstack outputs contract "
+                           f"({e.__class__.__name__})") from None
+
+
+def from_file(path: str) -> StackOutputs:
+    try:
+        raw = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise OptionError("--outputs", f"{path} is a directory, not an outputs file") from None
+    except OSError as e:
+        raise OptionError("--outputs", f"cannot read outputs file {path}: {e.strerror}") \
+            from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise OptionError("--outputs", f"{path} is not a text file (not UTF-8); give the JSON "
+                          "of `pulumi stack output --json --show-secrets`") from None
+    try:
+        return _parse(text, path)
+    except OutputsError as e:  # a file the user named is bad input, like any other option
+        raise OptionError("--outputs", str(e)) from None
+
+
+def from_pulumi(stack: str, project_dir: str = ".") -> StackOutputs:
+    import shutil  # here: the --outputs path (every cold --dry-run from a file) needs neither
+    import subprocess
+
+    check_stack_options(stack, project_dir)
+    exe = shutil.which("pulumi")
+    if exe is None:
+        raise OutputsError(
+            "the pulumi CLI is not on PATH; install it (https://www.pulumi.com/docs/install/) "
+            "or pass --outputs FILE with the output of `pulumi stack output --json "
+            "--show-secrets`")
+    cmd = [exe, "stack", "output", "--json", "--show-secrets", "--non-interactive",
+           "--stack", stack, "--cwd", project_dir]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                              timeout=PULUMI_TIMEOUT,
+                              env={**os.environ, "PULUMI_SKIP_UPDATE_CHECK": "true"})
+    except subprocess.TimeoutExpired:
+        raise OutputsError(f"`pulumi stack output` for stack {stack!r} did not answer within "
+                           f"{PULUMI_TIMEOUT}s (is the state backend reachable?)") from None
+    if proc.returncode != 0:
+        # Only stderr: stdout may hold part of the outputs, secrets included.
+        err = proc.stderr.strip().splitlines()
+        detail = err[-1] if err else f"exit code {proc.returncode}"
+        if "no stack named" in detail.lower() or "not found" in detail.lower():
+            raise OutputsError(f"stack {stack!r} not found: {detail} (list stacks with "
+                               "`pulumi stack ls`)")
+        raise OutputsError(f"`pulumi stack output` failed for stack {stack!r}: {detail}")
+    return _parse(proc.stdout, f"stack {stack!r}")
+
+
+def check_stack_options(stack: str, project_dir: str) -> None:
+    """What can be told about --stack and --project-dir without running `pulumi`."""
+    if not STACK_NAME.match(stack):
+        raise OptionError("--stack", f"{stack!r} is not a stack name (letters, digits, '-', "
+                          "'_' and '.', optionally as ORG/STACK or ORG/PROJECT/STACK)")
+    if not Path(project_dir).is_dir():
+        raise OptionError("--project-dir", f"{project_dir!r} is not a directory")
+
+
+def read(stack: str | None, outputs_file: str | None, project_dir: str = ".") -> StackOutputs:
+    if outputs_file:
+        return from_file(outputs_file)
+    if not stack:
+        raise OptionError(None, "no stack given: pass --stack NAME (or set ACCELSTACK_STACK) "
+                          "or --outputs FILE (or set ACCELSTACK_OUTPUTS)")
+    return from_pulumi(stack, project_dir)

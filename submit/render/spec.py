@@ -1,0 +1,537 @@
+"""A workload as the user asked for it, checked against the stack before anything is sent.
+
+``build_spec`` turns the CLI's raw option values and the stack's outputs contract into a
+frozen WorkloadSpec, or raises SpecError naming the option, the value and what is allowed.
+Pure: no Click, no Kubernetes client, no pulumi.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from infra.catalog import tables as catalog
+from infra.catalog import pod_resources
+from infra.contract.outputs import SlicePoolInfo, StackOutputs
+from infra.contract.images import image_problem
+from submit.render import envfile
+from submit.render import mounts as mounts_mod
+from submit.render import pathways_options
+from submit.render.pathways_options import PathwaysError, PathwaysSpec
+
+CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
+REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
+DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+_ENV_NAME = envfile.ENV_NAME
+_SECRET = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
+_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+# Shapes of quantities checked on the render path without the Kubernetes client (see the
+# note in infra/catalog/pod_resources.py on why not kubernetes.utils.parse_quantity).
+_CPU = re.compile(r"^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)\Z")
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
+MAX_CONFIG_BYTES = 1024 * 1024 - 4096  # a ConfigMap holds at most 1 MiB
+INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts and ttlSecondsAfterFinished are int32
+_DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+
+# Defaults a workload gets when the user says nothing (xpk's, where xpk has one: priority
+# medium, a 12 h TTL, a 30 s grace period, and exit codes 42 and 127-255 restarting while
+# any other failure fails at once; AI-Hypercomputer/xpk src/xpk/parser/workload.py and
+# get_restart_exit_codes in src/xpk/commands/workload.py). Each has an override.
+DEFAULT_PRIORITY = "medium"
+DEFAULT_TTL = "12h"
+DEFAULT_TERMINATION_GRACE_SECONDS = 30
+# 42 is the "please restart me" code of xpk-era launchers; 128+N is a process killed by
+# signal N (a preemption's SIGTERM, an OOM kill), 127 a command the image lacks.
+DEFAULT_RESTART_EXIT_CODES = "42,127-255"
+# Restarts only follow the codes above and disruptions (Spot preemption, maintenance), so
+# a few of them cost nothing on user errors, which fail at once.
+DEFAULT_MAX_RESTARTS = 3
+NONE = "none"  # --priority none, --ttl none: no priority label, no TTL
+ANY = "any"  # --restart-on-exit-codes any: every failure restarts (up to --max-restarts)
+_DURATION = re.compile(r"^([0-9]+)([smhd]?)\Z")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_CAPABILITY = re.compile(r"^[A-Z][A-Z0-9_]*\Z")
+# Never added back: each is root on the node in all but name.
+_REFUSED_CAPABILITIES = ("ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_PTRACE", "SYS_RAWIO",
+                         "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "BPF", "PERFMON")
+
+
+class SpecError(ValueError):
+    def __init__(self, option: str, message: str) -> None:
+        self.option = option
+        self.message = message
+        super().__init__(f"{option}: {message}")
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str | None = None
+    secret: str | None = None
+    secret_key: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    name: str
+    namespace: str
+    queue: str
+    pool: SlicePoolInfo
+    replicas: int  # slices (TPU) or 1 (GPU/CPU)
+    parallelism: int  # pods per replica: VMs per slice, or nodes
+    image: str
+    command: str | None
+    env: tuple[EnvVar, ...] = ()
+    priority: str | None = None
+    max_restarts: int = 0
+    retriable_exit_codes: tuple[int, ...] = ()
+    ttl_seconds: int | None = None
+    termination_grace_seconds: int | None = None
+    config_file_name: str | None = None
+    config_file_data: str | None = None
+    shm_size: str | None = None
+    cpu: str | None = None  # requests per pod (Kueue counts them against CPU quotas)
+    memory: str | None = None
+    labels: tuple[tuple[str, str], ...] = field(default=())
+    # The pod's service-account token is mounted only for jobs that call the Kubernetes API.
+    mount_service_account_token: bool = False
+    # Capabilities the main container gets back after dropping all (--add-capability).
+    capabilities: tuple[str, ...] = ()
+    mounts: tuple[mounts_mod.Mount, ...] = ()  # --mount, checked (submit/render/mounts.py)
+    service_account: str | None = None  # the namespace's job account, from the contract
+    pathways: PathwaysSpec | None = None  # --pathways: rendered by submit/render/pathways.py
+
+    @property
+    def replicated_job(self) -> str:
+        return REPLICATED_JOB[self.pool.kind]
+
+
+POD_NAME_SUFFIX = 6  # the "-abcde" the Job controller appends to each pod's name
+
+
+def hostname_budget(replicas: int, parallelism: int, kind: str) -> int:
+    """The longest workload name JobSet accepts for this shape.
+
+    Pod hostnames are <jobset>-<replicatedJob>-<jobIndex>-<podIndex>; JobSet's admission
+    webhook requires that plus the pod's random suffix to stay within 63 characters.
+    """
+    suffix = f"-{REPLICATED_JOB[kind]}-{replicas - 1}-{parallelism - 1}"
+    return 63 - len(suffix) - POD_NAME_SUFFIX
+
+
+def check_range(option: str, value: int | None, minimum: int = 0,
+                maximum: int = INT32_MAX) -> None:
+    if value is not None and value < minimum:
+        raise SpecError(option, f"{value} is below {minimum}")
+    if value is not None and value > maximum:
+        raise SpecError(option, f"{value} is above {maximum}")
+
+
+def check_wait(timeout: float, interval: float) -> None:
+    """`wait`'s --timeout and --interval (seconds, as the duration options give them)."""
+    if timeout < 0:
+        raise SpecError("--timeout", f"{timeout:g}s is below 0")
+    if not math.isfinite(interval) or interval <= 0:
+        raise SpecError("--interval", f"{interval:g} is not a number of seconds above 0")
+
+
+def parse_env(items: Sequence[str], option: str = "--env") -> list[EnvVar]:
+    out = []
+    for n, item in enumerate(items, 1):
+        name, sep, value = item.partition("=")
+        if not sep:
+            # The text may be a value given without its name: never echo it.
+            raise SpecError(option, f"value {n} is not KEY=VALUE (it has no '='; the value is "
+                            "not shown)")
+        if not name:
+            raise SpecError(option, f"value {n} is not KEY=VALUE (nothing before '=')")
+        if not _ENV_NAME.match(name):
+            raise SpecError(option, f"{name!r} is not a valid environment variable name "
+                            "(letters, digits, '_', '-' and '.', not starting with a digit)")
+        out.append(EnvVar(name, value))
+    return out
+
+
+def parse_env_file(path: str) -> list[EnvVar]:
+    """The dotenv file's variables (see submit.render.envfile: no error ever shows a value)."""
+    try:
+        return [EnvVar(name, value) for name, value in envfile.read(path)]
+    except envfile.EnvFileError as e:
+        raise SpecError("--env-file", str(e)) from None
+
+
+def parse_secret_env(items: Sequence[str]) -> list[EnvVar]:
+    out = []
+    for item in items:
+        name, sep, ref = item.partition("=")
+        secret, slash, key = ref.partition("/")
+        if not sep or not slash or not name or not secret or not key:
+            raise SpecError("--secret-env", f"{item!r} is not NAME=SECRET/KEY")
+        if not _ENV_NAME.match(name):
+            raise SpecError("--secret-env", f"{name!r} is not a valid environment variable name")
+        if not _SECRET.match(secret) or len(secret) > 253:
+            raise SpecError("--secret-env", f"{secret!r} is not a Secret name (a DNS-1123 "
+                            "subdomain)")
+        if not _SECRET_KEY.match(key):
+            raise SpecError("--secret-env", f"{key!r} is not a Secret key (letters, digits, "
+                            "'-', '_' and '.')")
+        out.append(EnvVar(name, secret=secret, secret_key=key))
+    return out
+
+
+def parse_exit_codes(text: str | None) -> tuple[int, ...]:
+    """Exit codes and ranges (``42,127-255``); ``any`` (or nothing) is the empty tuple:
+    no code fails the workload at once."""
+    if not text or text.strip().lower() == ANY:
+        return ()
+    codes: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        low, dash, high = part.partition("-")
+        bounds = (low, high) if dash else (low,)
+        if not all(b.strip().isdigit() and 1 <= int(b) <= 255 for b in bounds) or (
+                dash and int(low) > int(high)):
+            raise SpecError("--restart-on-exit-codes", f"{part!r} is not an exit code from 1 "
+                            "to 255 or a range such as 127-255 (give a comma-separated list "
+                            f"such as 42,127-255, or '{ANY}')")
+        codes.update(range(int(low), int(bounds[-1]) + 1))
+    return tuple(sorted(codes))
+
+
+def parse_capabilities(items: Sequence[str]) -> tuple[str, ...]:
+    """Linux capability names, with or without CAP_ (``SETUID``, ``CAP_IPC_LOCK``)."""
+    out: list[str] = []
+    for item in items:
+        name = item.strip().upper().removeprefix("CAP_")
+        if not _CAPABILITY.match(name):
+            raise SpecError("--add-capability", f"{item!r} is not a capability name such as "
+                            "IPC_LOCK or SETUID")
+        if name in _REFUSED_CAPABILITIES:
+            raise SpecError("--add-capability", f"{item!r} is not allowed: it gives the "
+                            f"container the node ({', '.join(_REFUSED_CAPABILITIES)} are "
+                            "refused)")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def parse_ttl(value: str | int | None) -> int | None:
+    """Seconds (or 30m, 12h, 7d) after finishing; ``none`` keeps finished workloads."""
+    if value is None:
+        value = DEFAULT_TTL
+    if isinstance(value, int):
+        check_range("--ttl", value, 0)
+        return value
+    text = value.strip().lower()
+    if text == NONE:
+        return None
+    m = _DURATION.match(text)
+    if not m:
+        raise SpecError("--ttl", f"{value!r} is not a duration: give seconds or a number "
+                        f"with s, m, h or d (such as 3600 or 12h), or '{NONE}' to keep the "
+                        "finished workload")
+    seconds = int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    if seconds > INT32_MAX:  # ttlSecondsAfterFinished is an int32
+        raise SpecError("--ttl", f"{value!r} is more than {INT32_MAX} seconds")
+    return seconds
+
+
+def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) -> SlicePoolInfo:
+    try:
+        accel = catalog.resolve(accelerator)
+    except catalog.UnknownAccelerator as e:
+        raise SpecError("--accelerator", str(e)) from None
+    pools = [p for p in outputs.slice_pools if p.accelerator == accel.name]
+    have = ", ".join(sorted({p.accelerator for p in outputs.slice_pools})) or "none"
+    if not pools:
+        raise SpecError("--accelerator", f"{accelerator!r} ({accel.name}) is not a slice type "
+                        f"of stack {outputs.stack!r}; it has: {have}")
+    if pool_name is not None:
+        chosen = [p for p in pools if p.name == pool_name]
+        if not chosen:
+            names = ", ".join(p.name for p in pools)
+            raise SpecError("--pool", f"{pool_name!r} is not a {accel.name} pool of stack "
+                            f"{outputs.stack!r}; its {accel.name} pools: {names}")
+        return chosen[0]
+    if len(pools) > 1:
+        names = ", ".join(f"{p.name} ({p.capacity_mode})" for p in pools)
+        raise SpecError("--pool", f"stack {outputs.stack!r} has several {accel.name} pools; "
+                        f"choose one of: {names}")
+    return pools[0]
+
+
+def _quantity(option: str, value: str | None, pattern: re.Pattern[str], example: str) -> None:
+    if value is None:
+        return
+    if not pattern.match(value):
+        raise SpecError(option, f"{value!r} is not a {example}")
+    if float(re.sub(r"[^0-9.]", "", value)) == 0:
+        raise SpecError(option, f"{value!r} is zero; give a positive {example}")
+
+
+def _name(option: str, value: str | None, kind: str, pattern: re.Pattern[str],
+          limit: int) -> None:
+    chars = "digits, '-' and '.'" if pattern is _SECRET else "digits and '-'"
+    if value is not None and (not pattern.match(value) or len(value) > limit):
+        raise SpecError(option, f"{value!r} is not {kind}: lowercase letters, {chars}, "
+                        f"starting and ending with a letter or digit, at most {limit} "
+                        "characters")
+
+
+def check_workload_name(name: str, option: str = "NAME", new: bool = False) -> None:
+    """A JobSet name; a ``new`` one must also leave room for its pods' hostnames."""
+    if not DNS_1035.match(name):
+        raise SpecError(option, f"{name!r} is not a DNS-1035 label (lowercase letters, digits "
+                        "and '-', starting with a letter and ending with a letter or digit)")
+    if not new and len(name) > 63:
+        raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
+                        "most 63")
+    longest = hostname_budget(1, 1, "tpu")
+    if new and len(name) > longest:
+        raise SpecError(option, f"{name!r} is {len(name)} characters; a workload name has at "
+                        f"most {longest} (fewer with many slices or nodes) so that every pod "
+                        "name stays within 63 characters")
+
+
+def check_namespace(namespace: str | None) -> None:
+    _name("--namespace", namespace, "a namespace name (a DNS-1123 label)", _DNS_1123, 63)
+
+
+def index_limits(outputs: StackOutputs) -> tuple[int | None, int | None]:
+    """The most slices and workers per slice any workload of this stack can have (None: no
+    bound known; flex-start and queued pools may run more than they declare)."""
+    slices: list[int | None] = []
+    workers: list[int | None] = []
+    for p in outputs.slice_pools:
+        dws = p.capacity_mode in ("flex-start", "queued")
+        if p.kind == "tpu":
+            slices.append(None if dws else p.slice_count)
+            workers.append(p.vms_per_slice)
+        else:
+            slices.append(1)
+            workers.append(None if dws else p.slice_count * p.vms_per_slice)
+
+    def most(counts: list[int | None]) -> int | None:
+        return None if not counts or None in counts else max(c for c in counts if c is not None)
+    return most(slices), most(workers)
+
+
+def check_index(option: str, value: int, count: int | None = None, noun: str = "",
+                owner: str = "") -> None:
+    """A 0-based index below ``count`` (None: any index from 0)."""
+    if value < 0:
+        raise SpecError(option, f"{value} is below 0 (indices count from 0)")
+    if count is not None and value >= count:
+        noun = noun if count != 1 else re.sub(r"s\b", "", noun, count=1)
+        raise SpecError(option, f"{value} is not within 0 to {count - 1}: {owner} has {count} "
+                        f"{noun}")
+
+
+def read_config_file(config_file: str) -> tuple[str, str]:
+    """The --config-file's ConfigMap key (its file name) and its text."""
+    path = Path(config_file)
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise SpecError("--config-file", f"{config_file} is a directory") from None
+    except OSError as e:
+        raise SpecError("--config-file", f"cannot read {config_file}: {e.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise SpecError("--config-file", f"{config_file} is {len(raw)} bytes; a ConfigMap "
+                        "holds at most 1 MiB")
+    try:
+        data = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError("--config-file", f"{config_file} is not UTF-8 text") from None
+    if "\x00" in data:
+        raise SpecError("--config-file", f"{config_file} is not a text file (it holds NUL "
+                        "bytes)")
+    if not _SECRET_KEY.match(path.name):
+        raise SpecError("--config-file", f"{path.name!r} is not a valid ConfigMap key "
+                        "(letters, digits, '-', '_' and '.')")
+    return path.name, data
+
+
+def check_options(
+    *, workload: str, accelerator: str, image: str | None, command: str | None = None,
+    num_slices: int | None = None, num_nodes: int | None = None,
+    namespace: str | None = None, queue: str | None = None, env: Sequence[str] = (),
+    env_file: str | None = None, secret_env: Sequence[str] = (), priority: str | None = None,
+    max_restarts: int | None = 0, restart_on_exit_codes: str | None = None,
+    ttl: str | int | None = None, termination_grace_period: int | None = None,
+    config_file: str | None = None, shm_size: str | None = None, cpu: str | None = None,
+    memory: str | None = None, add_capability: Sequence[str] = (),
+    pathways: bool = False, headless: bool = False, elastic_slices: int | None = None,
+    mount: Sequence[str] = (),
+    **_needs_the_stack: object,
+) -> None:
+    """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
+
+    ``build_spec`` runs these first too; options it alone knows are ignored here.
+    """
+    check_workload_name(workload, "--workload", new=True)
+    try:
+        catalog.resolve(accelerator)
+    except catalog.UnknownAccelerator as e:
+        raise SpecError("--accelerator", str(e)) from None
+    check_range("--num-slices", num_slices, 1)
+    check_range("--num-nodes", num_nodes, 1)
+    problem = image_problem(image) if image is not None else None  # None: --script-dir
+    if problem:
+        raise SpecError("--image", problem)
+    if command is not None and not command.strip():
+        raise SpecError("--command", "is empty")
+    check_namespace(namespace)
+    _name("--queue", queue, "a LocalQueue name (a DNS-1123 subdomain)", _SECRET, 253)
+    _name("--priority", priority, "a priority class name (a DNS-1123 subdomain)", _SECRET, 253)
+    check_range("--max-restarts", max_restarts, 0)
+    parse_ttl(ttl)
+    check_range("--termination-grace-period", termination_grace_period, 0)
+    parse_exit_codes(restart_on_exit_codes)
+    parse_capabilities(add_capability)
+    _quantity("--shm-size", shm_size, _QUANTITY, "quantity such as 16Gi")
+    _quantity("--cpu", cpu, _CPU, "CPU quantity such as 30 or 3500m")
+    _quantity("--memory", memory, _QUANTITY, "quantity such as 100Gi")
+    if env_file is not None:
+        parse_env_file(env_file)
+    parse_env(env)
+    parse_secret_env(secret_env)
+    if config_file is not None:
+        read_config_file(config_file)
+    try:
+        pathways_options.check_flags(pathways=pathways, headless=headless,
+                                     elastic_slices=elastic_slices, command=command,
+                                     mounts=tuple(mount), cpu=cpu, memory=memory)
+    except PathwaysError as e:
+        raise SpecError(e.option, e.message) from None
+
+
+def build_spec(
+    outputs: StackOutputs, *, workload: str, accelerator: str, image: str | None,
+    command: str | None = None, num_slices: int | None = None, num_nodes: int | None = None,
+    pool: str | None = None, namespace: str | None = None, queue: str | None = None,
+    env: Sequence[str] = (), env_file: str | None = None, secret_env: Sequence[str] = (),
+    priority: str | None = None, max_restarts: int = DEFAULT_MAX_RESTARTS,
+    restart_on_exit_codes: str | None = None, ttl: str | int | None = None,
+    termination_grace_period: int | None = None,
+    config_file: str | None = None, shm_size: str | None = None,
+    cpu: str | None = None, memory: str | None = None,
+    mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
+    mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
+    elastic_slices: int | None = None,
+) -> WorkloadSpec:
+    """Check every option against the stack and return the workload to render.
+
+    ``None`` for priority, ttl, termination_grace_period and restart_on_exit_codes means
+    the default (DEFAULT_*)."""
+    check_options(
+        workload=workload, accelerator=accelerator, image=image, command=command,
+        num_slices=num_slices, num_nodes=num_nodes, namespace=namespace, queue=queue, env=env,
+        env_file=env_file, secret_env=secret_env, priority=priority, max_restarts=max_restarts,
+        restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
+        termination_grace_period=termination_grace_period, config_file=config_file,
+        shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
+        pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount)
+    if image is None and not (pathways and headless):
+        raise SpecError("--image", "is required (or --script-dir with --base-image)")
+    chosen = pick_pool(outputs, accelerator, pool)
+    dws = chosen.capacity_mode in ("flex-start", "queued")
+    if chosen.kind == "tpu":
+        if num_nodes is not None:
+            raise SpecError("--num-nodes", f"applies to GPU and CPU pools; {chosen.accelerator} "
+                            "is a TPU slice: use --num-slices")
+        replicas = 1 if num_slices is None else num_slices
+        parallelism = chosen.vms_per_slice
+        if replicas > chosen.slice_count and not dws:
+            raise SpecError("--num-slices", f"{replicas} is more than the {chosen.slice_count} "
+                            f"{chosen.accelerator} slices pool {chosen.name} has")
+        if replicas > 1 and chosen.vms_per_slice == 1:
+            # https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice
+            raise SpecError("--num-slices", f"{replicas}: {chosen.accelerator} is a single-host "
+                            "slice, and GKE's Multislice supports only multi-host TPU slice "
+                            "node pools; run one slice per workload, or use a multi-host slice")
+    else:
+        if num_slices is not None:
+            raise SpecError("--num-slices", f"applies to TPU slices; {chosen.accelerator} is a "
+                            f"{chosen.kind.upper()} pool: use --num-nodes")
+        replicas, parallelism = 1, 1 if num_nodes is None else num_nodes
+        limit = chosen.slice_count * chosen.vms_per_slice
+        if parallelism > limit and not dws:
+            raise SpecError("--num-nodes", f"{parallelism} is more than the {limit} nodes pool "
+                            f"{chosen.name} can hold")
+
+    pathways_spec = None
+    if pathways:
+        try:
+            pathways_spec = pathways_options.check(outputs, chosen, replicas, headless=headless,
+                                                   elastic_slices=elastic_slices)
+        except PathwaysError as e:
+            raise SpecError(e.option, e.message) from None
+    budget = hostname_budget(replicas, parallelism, chosen.kind)
+    if pathways:  # pods <name>-pathways-head-0-0 and <name>-worker-<slice>-<host>
+        suffix = max(len("-pathways-head-0-0"), len(f"-worker-{replicas - 1}-{parallelism - 1}"))
+        budget = 63 - suffix - POD_NAME_SUFFIX
+    if len(workload) > budget:
+        raise SpecError("--workload", f"{workload!r} is {len(workload)} characters; with "
+                        f"{replicas} x {parallelism} pods the name may have at most {budget} so "
+                        "that every pod name stays within 63 characters")
+
+    ns = namespace or outputs.workload_namespace
+    q = queue
+    if q is None:
+        lq = outputs.local_queue(ns)
+        if lq is None:
+            known = ", ".join(sorted({x.namespace for x in outputs.local_queues}))
+            raise SpecError("--namespace", f"{ns!r} has no LocalQueue in stack "
+                            f"{outputs.stack!r}; namespaces with queues: {known}")
+        q = lq.name
+    elif not any(x.name == q and x.namespace == ns for x in outputs.local_queues):
+        known = ", ".join(x.name for x in outputs.local_queues if x.namespace == ns) or "none"
+        raise SpecError("--queue", f"{q!r} is not a LocalQueue of stack {outputs.stack!r} in "
+                        f"namespace {ns!r}; its queues there: {known}")
+    if priority is None:
+        # A stack without the default class still renders (with Kueue's priority 0).
+        priority = DEFAULT_PRIORITY if DEFAULT_PRIORITY in outputs.priority_classes else NONE
+    if priority != NONE and priority not in outputs.priority_classes:
+        raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
+                        f"allowed: {', '.join(outputs.priority_classes)}, or '{NONE}'")
+    too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
+    if too_big is not None:
+        raise SpecError(*too_big)
+    ttl_seconds = parse_ttl(ttl)
+    if termination_grace_period is None:
+        termination_grace_period = DEFAULT_TERMINATION_GRACE_SECONDS
+    if restart_on_exit_codes is None:
+        restart_on_exit_codes = DEFAULT_RESTART_EXIT_CODES
+    capabilities = parse_capabilities(add_capability)
+
+    env_vars = parse_env_file(env_file) if env_file else []
+    env_vars += parse_env(env) + parse_secret_env(secret_env)
+    seen: dict[str, EnvVar] = {}
+    for var in env_vars:  # later definitions win, as with docker --env-file then --env
+        seen[var.name] = var
+
+    cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
+
+    try:
+        checked = mounts_mod.parse(
+            mount, outputs.storage, ns, reserved=("/dev/shm", CONFIG_MOUNT),
+            host_network=mounts_mod.uses_host_network(chosen.kind, chosen.vms_per_slice,
+                                                      replicas))
+    except mounts_mod.MountError as e:
+        raise SpecError("--mount", str(e)) from None
+
+    return WorkloadSpec(
+        name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
+        parallelism=parallelism, image=image or "", command=command, env=tuple(seen.values()),
+        priority=None if priority == NONE else priority, max_restarts=max_restarts,
+        retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl_seconds,
+        termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
+        config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
+        mount_service_account_token=mount_service_account_token, capabilities=capabilities,
+        mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
+        pathways=pathways_spec,
+    )
