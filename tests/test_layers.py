@@ -38,6 +38,8 @@ def _names(line: str) -> tuple[str, ...]:
 
 def _rules_of(init: Path) -> Rules | None:
     doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+    # a rule may go on over indented lines
+    doc = doc.replace(",\n    ", ", ")
     may = [ln for ln in doc.splitlines() if ln.startswith("May import:")]
     must_not = [ln for ln in doc.splitlines() if ln.startswith("Must not import:")]
     if not may or not must_not:

@@ -1,4 +1,4 @@
-"""The accelerator catalog: the one table of TPU, GPU and CPU facts.
+"""The accelerator catalog: the one table of TPU, GPU and CPU slice types, and its lookups.
 
 Node pools, Kueue quotas, the stack-outputs contract and the workload renderer all read
 their machine types, topologies, node labels, taints and resource names from here, so a
@@ -16,291 +16,40 @@ and ``v6e-8-1vm`` (the plain names are the two-VM slices, as in xpk).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
 from infra.catalog import machine_shapes
-
-TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
-TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
-GPU_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-MACHINE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-ARCH_LABEL = "kubernetes.io/arch"  # set by the kubelet on every node: amd64 or arm64
-TPU_RESOURCE = "google.com/tpu"
-GPU_RESOURCE = "nvidia.com/gpu"
-
-SINGLE_VM_SUFFIX = "-1vm"
-
-
-@dataclass(frozen=True)
-class Taint:
-    """A node taint as GKE writes it on accelerator nodes."""
-
-    key: str
-    value: str
-    effect: str = "NoSchedule"
-
-    def toleration(self) -> dict[str, str]:
-        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
-
-    def to_dict(self) -> dict[str, str]:
-        return {"key": self.key, "value": self.value, "effect": self.effect}
-
-
-# GKE taints every TPU node and every GPU node (in clusters that also have non-accelerator
-# pools) so that only pods that ask for the accelerator land there.
-TPU_TAINT = Taint("google.com/tpu", "present")
-GPU_TAINT = Taint("nvidia.com/gpu", "present")
-# GKE taints every Arm node kubernetes.io/arch=arm64:NoSchedule so that x86 images never
-# land there (https://cloud.google.com/kubernetes-engine/docs/how-to/prepare-arm-workloads-for-deployment).
-# GKE adds the matching toleration only to pods that select arm64 themselves; Kueue
-# flavors and DaemonSets must state it.
-ARM64 = "arm64"
-ARM_TAINT = Taint(ARCH_LABEL, ARM64)
-# Arm CPU series: Axion (C4A) and Ampere Altra (T2A).
-ARM_CPU_SERIES = ("c4a", "t2a")
-
-
-@dataclass(frozen=True)
-class TpuGeneration:
-    """What GKE states about one Cloud TPU generation."""
-
-    family: str  # our family id, e.g. "v5p"
-    prefixes: tuple[str, ...]  # accepted name prefixes; the first is canonical
-    gke_accelerator: str  # value of cloud.google.com/gke-tpu-accelerator
-    dims: int  # 2 (v5e, v6e) or 3 (v4, v5p, TPU7x)
-    cores_per_chip: int  # TensorCores per chip; count-form names count cores
-    max_chips: int  # the largest slice GKE accepts
-    host_machine: str  # the 4-chip VM that makes up multi-host slices
-    # Single-VM shapes: topology -> machine type. A shape listed here with the host
-    # machine's chip count is *also* a single-host slice on host_machine.
-    single_vm: dict[str, str] = field(default_factory=dict)
-    # 2-D generations: the slice shapes GKE documents.
-    shapes_2d: tuple[str, ...] = ()
-    min_gke_version: str = ""
-    single_vm_only: bool = False  # only 2x2x1 on the host machine, no multi-host shapes
-    # Multi-host slices are placed by a HIGH_THROUGHPUT workload policy (xpk:
-    # tpu_type_requires_workload_policy for TPU7x and TPU7) instead of a tpu_topology.
-    workload_policy: bool = False
-
-
-TPU_GENERATIONS: tuple[TpuGeneration, ...] = (
-    TpuGeneration(
-        family="v4",
-        prefixes=("v4",),
-        gke_accelerator="tpu-v4-podslice",
-        dims=3,
-        cores_per_chip=2,
-        max_chips=4096,
-        host_machine="ct4p-hightpu-4t",
-    ),
-    TpuGeneration(
-        family="v5e",
-        prefixes=("v5litepod", "v5e"),
-        gke_accelerator="tpu-v5-lite-podslice",
-        dims=2,
-        cores_per_chip=1,
-        max_chips=256,
-        host_machine="ct5lp-hightpu-4t",
-        single_vm={"1x1": "ct5lp-hightpu-1t", "2x2": "ct5lp-hightpu-4t", "2x4": "ct5lp-hightpu-8t"},
-        shapes_2d=("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
-    ),
-    TpuGeneration(
-        family="v5p",
-        prefixes=("v5p",),
-        gke_accelerator="tpu-v5p-slice",
-        dims=3,
-        cores_per_chip=2,
-        max_chips=6144,  # the largest v5p slice shape, 16x16x24
-        host_machine="ct5p-hightpu-4t",
-    ),
-    TpuGeneration(
-        family="v6e",
-        prefixes=("v6e",),
-        gke_accelerator="tpu-v6e-slice",
-        dims=2,
-        cores_per_chip=1,
-        max_chips=256,
-        host_machine="ct6e-standard-4t",
-        single_vm={"1x1": "ct6e-standard-1t", "2x2": "ct6e-standard-4t", "2x4": "ct6e-standard-8t"},
-        shapes_2d=("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
-    ),
-    TpuGeneration(
-        family="tpu7x",
-        prefixes=("tpu7x",),
-        gke_accelerator="tpu7x",
-        dims=3,
-        cores_per_chip=2,
-        max_chips=9216,
-        host_machine="tpu7x-standard-4t",
-        single_vm={"1x1x1": "tpu7x-standard-1t"},
-        min_gke_version="1.34.0-gke.2201000",
-        workload_policy=True,
-    ),
-    # TPU7: machine types tpu7-standard-1t and tpu7-standard-4t (label value tpu7). Its
-    # multi-host shapes are those of xpk's catalog (AI-Hypercomputer/xpk,
-    # src/xpk/core/system_characteristics.py: generate_tpu_topologies(max_cubes=4), i.e.
-    # the sub-cubes and 4x4x4, 4x4x8, 4x4x12, 4x4x16, 4x8x8: at most 4 cubes of 64 chips).
-    TpuGeneration(
-        family="tpu7",
-        prefixes=("tpu7",),
-        gke_accelerator="tpu7",
-        dims=3,
-        cores_per_chip=2,
-        max_chips=256,
-        host_machine="tpu7-standard-4t",
-        single_vm={"1x1x1": "tpu7-standard-1t"},
-        workload_policy=True,
-    ),
-)
-
-
-@dataclass(frozen=True)
-class GpuModel:
-    """One GPU machine family as GKE runs it."""
-
-    family: str  # e.g. "a3-mega"
-    name_prefix: str  # xpk's name: f"{name_prefix}-{gpus}"
-    gke_accelerator: str  # value of cloud.google.com/gke-accelerator
-    machines: dict[int, str]  # GPUs per VM -> machine type
-    networking: str  # "none", "tcpx", "tcpxo" or "rdma"
-    display: str  # how messages name the family
-    arm_host: bool = False
-    # Other machine types of the same GPUs, as (name suffix, machine type): xpk's
-    # gb200-4-nolssd is an a4x-highgpu-4g-nolssd (no local SSD).
-    variants: tuple[tuple[str, str], ...] = ()
-
-
-GPU_MODELS: tuple[GpuModel, ...] = (
-    GpuModel("g2", "l4", "nvidia-l4",
-             {1: "g2-standard-12", 2: "g2-standard-24", 4: "g2-standard-48", 8: "g2-standard-96"},
-             "none", "G2 (L4)"),
-    GpuModel("a2", "a100-40gb", "nvidia-tesla-a100",
-             {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g", 8: "a2-highgpu-8g"},
-             "none", "A2 (A100 40GB)"),
-    GpuModel("a3-high", "h100-80gb", "nvidia-h100-80gb", {8: "a3-highgpu-8g"}, "tcpx",
-             "A3 High (H100 80GB)"),
-    GpuModel("a3-mega", "h100-mega-80gb", "nvidia-h100-mega-80gb", {8: "a3-megagpu-8g"},
-             "tcpxo", "A3 Mega (H100 80GB)"),
-    GpuModel("a3-ultra", "h200-141gb", "nvidia-h200-141gb", {8: "a3-ultragpu-8g"}, "rdma",
-             "A3 Ultra (H200 141GB)"),
-    GpuModel("a4", "b200", "nvidia-b200", {8: "a4-highgpu-8g"}, "rdma", "A4 (B200)"),
-    GpuModel("a4x", "gb200", "nvidia-gb200", {4: "a4x-highgpu-4g"}, "rdma", "A4X (GB200)",
-             arm_host=True, variants=(("nolssd", "a4x-highgpu-4g-nolssd"),)),
-)
-
-@dataclass(frozen=True)
-class VmShape:
-    """The vCPUs and memory of one machine type, as Compute Engine states them."""
-
-    vcpus: int
-    memory_gb: float  # Compute Engine's "GB"; read as 10^9 bytes, the smaller reading
-
-
-# vCPUs and memory of every accelerator machine type above. Pod requests and Kueue's CPU
-# and memory quotas on accelerator pools are derived from these (infra/catalog/pod_resources.py).
-# TPUs: https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus (machine type
-# table), https://cloud.google.com/tpu/docs/tpu7x (4-chip VMs of v5p, v6e and TPU7x:
-# 208/448, 180/720, 224/960). GPUs:
-# https://cloud.google.com/compute/docs/accelerator-optimized-machines (A3: 208 vCPUs,
-# 1,872 GB). tpu7x-standard-1t and the TPU7 machines have no published vCPU/memory
-# figures: they are absent here, so their pods get no default CPU/memory and --cpu or
-# --memory on them is refused (see pod_resources.py).
-MACHINE_SHAPES: dict[str, VmShape] = {
-    "ct4p-hightpu-4t": VmShape(240, 407),
-    "ct5lp-hightpu-1t": VmShape(24, 48),
-    "ct5lp-hightpu-4t": VmShape(112, 192),
-    "ct5lp-hightpu-8t": VmShape(224, 384),
-    "ct5p-hightpu-4t": VmShape(208, 448),
-    "ct6e-standard-1t": VmShape(44, 176),
-    "ct6e-standard-4t": VmShape(180, 720),
-    "ct6e-standard-8t": VmShape(180, 1440),
-    "tpu7x-standard-4t": VmShape(224, 960),
-    "g2-standard-12": VmShape(12, 48),
-    "g2-standard-24": VmShape(24, 96),
-    "g2-standard-48": VmShape(48, 192),
-    "g2-standard-96": VmShape(96, 384),
-    "a2-highgpu-1g": VmShape(12, 85),
-    "a2-highgpu-2g": VmShape(24, 170),
-    "a2-highgpu-4g": VmShape(48, 340),
-    "a2-highgpu-8g": VmShape(96, 680),
-    "a3-highgpu-8g": VmShape(208, 1872),
-    "a3-megagpu-8g": VmShape(208, 1872),
-    "a3-ultragpu-8g": VmShape(224, 2952),
-    "a4-highgpu-8g": VmShape(224, 3968),
-    "a4x-highgpu-4g": VmShape(140, 884),
-    "a4x-highgpu-4g-nolssd": VmShape(140, 884),  # same VM without Local SSD
-}
-
-
-# Local SSD disks that come with a machine type and that the stack's node pools give to
-# GKE as the nodes' ephemeral storage (emptyDirs, container layers, logs): machine type ->
-# disks of LOCAL_SSD_DISK_GIB each. Compute Engine attaches a fixed number of Local SSD
-# disks to every A3 machine ("A4X, A4, A3 ... every machine type comes with Local SSD
-# storage", https://cloud.google.com/compute/docs/disks/add-local-ssd); the counts are
-# those GKE's A3 node pools are created with (`--ephemeral-storage-local-ssd=count=16` on
-# a3-highgpu-8g and a3-megagpu-8g, `count=32` on a3-ultragpu-8g; the same counts in
-# GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/disk_definitions.tf).
-# Not listed, so their pools keep GKE's default and jobs there get no file cache:
-# - a4-highgpu-8g and a4x-highgpu-4g: they come with Local SSD, but no source found gives
-#   the disk count GKE expects for them, and a wrong count fails node pool creation;
-# - a4x-highgpu-4g-nolssd: no Local SSD (the point of the variant);
-# - G2 and A2: Local SSD is optional there (first- and second-generation rules: the count
-#   is chosen at creation and billed), and the stack attaches none;
-# - TPU VMs (ct4p, ct5lp, ct5p, ct6e, tpu7x, tpu7): no Cloud TPU or GKE page we found
-#   offers Local SSD on a TPU machine type; their ephemeral storage is the boot disk;
-# - CPU pools: only the -lssd shapes of C3/C4-class series have Local SSD, and the
-#   catalog's CPU pools are the plain shapes.
-LOCAL_SSD_DISK_GIB = 375
-LOCAL_SSD_DISKS: dict[str, int] = {
-    "a3-highgpu-8g": 16,
-    "a3-megagpu-8g": 16,
-    "a3-ultragpu-8g": 32,
-}
-
-
-def local_ssd_disks(machine_type: str) -> int:
-    """Local SSD disks a node of this machine type gives to ephemeral storage (0: none)."""
-    return LOCAL_SSD_DISKS.get(machine_type, 0)
-
-
-def local_ssd_gib(machine_type: str) -> int:
-    """Local SSD ephemeral storage of one node, in GiB (0: the boot disk only)."""
-    return local_ssd_disks(machine_type) * LOCAL_SSD_DISK_GIB
-
-
-def vm_shape(machine_type: str) -> VmShape | None:
-    """vCPUs and memory of a machine type: the table above, or a predefined CPU shape
-    (<series>-<shape>-<vCPUs> at the series-shape's GB per vCPU); None when unknown."""
-    known = MACHINE_SHAPES.get(machine_type)
-    if known is not None:
-        return known
-    m = re.match(r"^(?P<ss>[a-z][a-z0-9]*-[a-z]+)-(?P<vcpus>\d+)\Z", machine_type)
-    if m and m.group("ss") in CPU_GB_PER_VCPU:
-        vcpus = int(m.group("vcpus"))
-        return VmShape(vcpus, CPU_GB_PER_VCPU[m.group("ss")] * vcpus)
-    return None
-
-
-# CPU pools are named <machine type>-<VMs>, as in xpk (n2-standard-32-4 is four VMs).
-# Memory per vCPU of the predefined shapes (Compute Engine machine families); quotas use
-# it, so only series-shapes listed here are accepted.
-CPU_GB_PER_VCPU: dict[str, float] = {
-    "n1-standard": 3.75, "n1-highmem": 6.5, "n1-highcpu": 0.9,
-    "n2-standard": 4, "n2-highmem": 8, "n2-highcpu": 1,
-    "n2d-standard": 4, "n2d-highmem": 8, "n2d-highcpu": 1,
-    "n4-standard": 4, "n4-highmem": 8, "n4-highcpu": 2,
-    "e2-standard": 4, "e2-highmem": 8, "e2-highcpu": 1,
-    "c2-standard": 4,
-    "c2d-standard": 4, "c2d-highmem": 8, "c2d-highcpu": 2,
-    "c3-standard": 4, "c3-highmem": 8, "c3-highcpu": 2,
-    "c3d-standard": 4, "c3d-highmem": 8,
-    "c4-standard": 3.75, "c4-highmem": 7.75, "c4-highcpu": 2,
-    "c4a-standard": 4, "c4a-highmem": 8, "c4a-highcpu": 2,
-    "c4d-standard": 3.875, "c4d-highmem": 7.875, "c4d-highcpu": 1.875,
-    "t2d-standard": 4, "t2a-standard": 4,
-}
+# The facts the entries are built from, re-exported: readers of the catalog look them up here.
+from infra.catalog.families import GPU_MODELS as GPU_MODELS
+from infra.catalog.families import TPU_GENERATIONS as TPU_GENERATIONS
+from infra.catalog.families import GpuModel as GpuModel
+from infra.catalog.families import TpuGeneration as TpuGeneration
+from infra.catalog.labels import ARCH_LABEL as ARCH_LABEL
+from infra.catalog.labels import ARM64 as ARM64
+from infra.catalog.labels import ARM_CPU_SERIES as ARM_CPU_SERIES
+from infra.catalog.labels import ARM_TAINT as ARM_TAINT
+from infra.catalog.labels import GPU_ACCELERATOR_LABEL as GPU_ACCELERATOR_LABEL
+from infra.catalog.labels import GPU_RESOURCE as GPU_RESOURCE
+from infra.catalog.labels import GPU_TAINT as GPU_TAINT
+from infra.catalog.labels import MACHINE_TYPE_LABEL as MACHINE_TYPE_LABEL
+from infra.catalog.labels import SINGLE_VM_SUFFIX as SINGLE_VM_SUFFIX
+from infra.catalog.labels import TPU_ACCELERATOR_LABEL as TPU_ACCELERATOR_LABEL
+from infra.catalog.labels import TPU_RESOURCE as TPU_RESOURCE
+from infra.catalog.labels import TPU_TAINT as TPU_TAINT
+from infra.catalog.labels import TPU_TOPOLOGY_LABEL as TPU_TOPOLOGY_LABEL
+from infra.catalog.labels import Taint as Taint
+from infra.catalog.machines import CPU_GB_PER_VCPU as CPU_GB_PER_VCPU
+from infra.catalog.machines import LOCAL_SSD_DISK_GIB as LOCAL_SSD_DISK_GIB
+from infra.catalog.machines import LOCAL_SSD_DISKS as LOCAL_SSD_DISKS
+from infra.catalog.machines import MACHINE_SHAPES as MACHINE_SHAPES
+from infra.catalog.machines import VmShape as VmShape
+from infra.catalog.machines import local_ssd_disks as local_ssd_disks
+from infra.catalog.machines import local_ssd_gib as local_ssd_gib
+from infra.catalog.machines import vm_shape as vm_shape
+from infra.catalog.topology import dims, is_valid_3d as is_valid_3d, product, squareness
+from infra.catalog.topology import topologies as topologies, tpu_shapes
 _CPU_RE = re.compile(r"^(?P<machine>(?P<series>[a-z][a-z0-9]*)-(?P<shape>[a-z]+)-(?P<vcpus>\d+))"
                      r"-(?P<vms>\d+)\Z")
 CPU_FAMILY = "cpu"
@@ -398,98 +147,6 @@ def _or_list(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-# ----------------------------------------------------------------------------------
-# Topologies: computed from GKE's rules, never listed by hand (but for 2-D generations,
-# whose shapes GKE lists).
-
-
-def _dims(topology: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in topology.split("x"))
-
-
-def _product(dims: tuple[int, ...]) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
-def is_valid_3d(gen: TpuGeneration, dims: tuple[int, ...]) -> bool:
-    """GKE's rule for v4, v5p and TPU7x slices.
-
-    A slice is AxBxC with A <= B <= C, and either all three are multiples of 4, or it is
-    one of the sub-cube shapes 2x2x1 (one VM), 2x2x2, 2x2x4 or 2x4x4. It may hold at most
-    the generation's pod size of chips. TPU7x also has a single-chip 1x1x1 VM.
-    """
-    if len(dims) != 3 or any(d < 1 for d in dims):
-        return False
-    shape = "x".join(map(str, dims))
-    if shape in gen.single_vm or shape == "2x2x1":
-        return True
-    if gen.single_vm_only:
-        return False
-    if shape in ("2x2x2", "2x2x4", "2x4x4"):
-        return True
-    a, b, c = dims
-    if not a <= b <= c:
-        return False
-    if any(d % 4 for d in dims):
-        return False
-    return _product(dims) <= gen.max_chips
-
-
-def topologies(gen: TpuGeneration) -> list[str]:
-    """Every slice shape of a generation, smallest first."""
-    if gen.dims == 2:
-        return list(gen.shapes_2d)
-    found: list[tuple[int, ...]] = [_dims(s) for s in gen.single_vm]
-    if gen.single_vm_only:
-        return ["x".join(map(str, d)) for d in found + [(2, 2, 1)]]
-    found += [(2, 2, 1), (2, 2, 2), (2, 2, 4), (2, 4, 4)]
-    limit = gen.max_chips
-    for a in range(4, 10_000, 4):
-        if a * a * a > limit:
-            break
-        for b in range(a, 10_000, 4):
-            if a * b * b > limit:
-                break
-            for c in range(b, 10_000, 4):
-                if a * b * c > limit:
-                    break
-                found.append((a, b, c))
-    found.sort(key=lambda d: (_product(d), max(d), d))
-    return ["x".join(map(str, d)) for d in found]
-
-
-def _squareness(dims: tuple[int, ...]) -> tuple[int, ...]:
-    # The default shape for a chip count is the most cube-like one.
-    return (max(dims), tuple(sorted(dims, reverse=True)))  # type: ignore[return-value]
-
-
-@dataclass(frozen=True)
-class _Shape:
-    gen: TpuGeneration
-    topology: str
-    machine_type: str
-    chips_per_vm: int
-    vms: int
-    single_vm_variant: bool  # a single-VM shape that shares its count name with a multi-VM one
-
-
-def _tpu_shapes(gen: TpuGeneration) -> list[_Shape]:
-    out: list[_Shape] = []
-    for topo in topologies(gen):
-        chips = _product(_dims(topo))
-        single = gen.single_vm.get(topo)
-        if single is not None and single != gen.host_machine:
-            # A dedicated single-VM machine (ct5lp-hightpu-8t holds a whole 2x4 slice).
-            out.append(_Shape(gen, topo, single, chips, 1, single_vm_variant=chips > 4))
-            if chips <= 4:
-                continue
-        if chips < 4:
-            continue
-        out.append(_Shape(gen, topo, gen.host_machine, 4, chips // 4, single_vm_variant=False))
-    return out
 
 
 @lru_cache(maxsize=None)
@@ -514,17 +171,17 @@ def _family_table(family: str) -> tuple[dict[str, Accelerator], dict[str, str]]:
     gen = generation(family)
     entries: dict[str, Accelerator] = {}
     names: dict[str, str] = {}
-    shapes = _tpu_shapes(gen)
+    shapes = tpu_shapes(gen)
     default_for_count: dict[int, str] = {}
     for s in shapes:
         if s.single_vm_variant:
             continue
-        chips = _product(_dims(s.topology))
+        chips = product(dims(s.topology))
         best = default_for_count.get(chips)
-        if best is None or _squareness(_dims(s.topology)) < _squareness(_dims(best)):
+        if best is None or squareness(dims(s.topology)) < squareness(dims(best)):
             default_for_count[chips] = s.topology
     for s in shapes:
-        chips = _product(_dims(s.topology))
+        chips = product(dims(s.topology))
         count = chips * gen.cores_per_chip
         suffix = SINGLE_VM_SUFFIX if s.single_vm_variant else ""
         topo_names = [f"{p}-{s.topology}{suffix}" for p in gen.prefixes]

@@ -7,7 +7,7 @@ import pulumi_gcp as gcp
 
 from infra.specs import cluster as spec
 from infra.components import child_options
-from infra.config import registry as registry_spec
+from infra.specs import registry as registry_spec
 from infra.config.stack import StackConfig
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.config import registry as spec
+from infra.specs import registry as spec
 from infra.config.registry import RegistryConfig
 
 

@@ -221,9 +221,29 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     or its config is invalid (one line per problem, FILE:LINE: ...; nothing is written);
     3 a policy rule is violated and not waived (--policy).
     """
-    from infra.program import StackConfigError
-    from infra.config.stack_file import StackFileError
+    root, paths = _stack_paths(stacks, project_dir, outputs_file)
+    docs = _evaluate(paths)
+    quiet = quiet or show_diff or check_snapshots or update_snapshots
+    for doc in docs if not quiet else []:
+        # The summary first; as YAML comments, so that stdout stays the YAML it was.
+        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
+        click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
+    if outputs_file:
+        _write_outputs(docs[0], outputs_file)
+    changed = [doc["stack"] for doc in docs
+               if _snapshot_changed(doc, root, update_snapshots, show_diff, check_snapshots)]
+    failed = run_policy and _policy_failed(docs)
+    if check_snapshots and changed:
+        click.echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
+                   "`accelstack-preview --update-snapshots`", err=True)
+        sys.exit(EXIT_CHANGED)
+    if failed:
+        sys.exit(EXIT_POLICY)
 
+
+def _stack_paths(stacks: tuple[str, ...], project_dir: str | None,
+                 outputs_file: str | None) -> tuple[Path, list[Path]]:
+    """The project root and the stack files to evaluate, each checked to exist."""
     found = find_project(Path.cwd())
     root = Path(project_dir) if project_dir else (
         Path(os.path.relpath(found)) if found else Path("."))
@@ -238,6 +258,14 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     for path in paths:
         if not path.is_file():
             raise click.BadParameter(_no_stack(path, root), param_hint="'STACK'")
+    return root, paths
+
+
+def _evaluate(paths: list[Path]) -> list[dict[str, Any]]:
+    """Every stack's desired state; all the problems of all of them, or none."""
+    from infra.program import StackConfigError
+    from infra.config.stack_file import StackFileError
+
     docs = []
     problems: list[str] = []
     for path in paths:
@@ -247,58 +275,55 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
             problems += e.problems
     if problems:
         raise BadStack(problems)
-    quiet = quiet or show_diff or check_snapshots or update_snapshots
-    for doc in docs if not quiet else []:
-        # The summary first; as YAML comments, so that stdout stays the YAML it was.
-        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
-        click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
-    if outputs_file:
-        try:
-            Path(outputs_file).write_text(json.dumps(docs[0]["outputs"], indent=2,
-                                                     sort_keys=True) + "\n")
-        except OSError as e:
-            raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
-                                     param_hint="'--outputs'") from None
-        click.echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)",
-                   err=True)
-    changed = []
-    for doc in docs:
-        snap = snapshot_path(doc["stack"], root)
-        if update_snapshots:
-            snap.parent.mkdir(parents=True, exist_ok=True)
-            snap.write_text(dump(doc))
-            click.echo(f"wrote {snap}", err=True)
-            continue
-        if not (show_diff or check_snapshots):
-            continue
-        if not snap.is_file():
-            click.echo(f"{doc['stack']}: no snapshot at {snap} (run with --update-snapshots)")
-            changed.append(doc["stack"])
-            continue
-        lines = diff(yaml.safe_load(snap.read_text()), doc)
-        if lines:
-            changed.append(doc["stack"])
-            click.echo(f"{doc['stack']}: desired state differs from {snap}:")
-            click.echo("\n".join(lines))
-        elif show_diff:
-            click.echo(f"{doc['stack']}: no changes")
-    failed = False
-    if run_policy:
-        for doc in docs:
-            for f in doc["policy"]["findings"]:
-                mark = f"waived: {f['waived']}" if "waived" in f else "VIOLATION"
-                click.echo(f"{doc['stack']}: [{f['rule']}] {f['resource']}: {f['message']}; "
-                           f"fix: {f['fix']} ({mark})")
-                failed = failed or "waived" not in f
-            if not doc["policy"]["findings"]:
-                click.echo(f"{doc['stack']}: policy ok")
-    if check_snapshots and changed:
-        click.echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
-                   "`accelstack-preview --update-snapshots`", err=True)
-        sys.exit(EXIT_CHANGED)
-    if failed:
-        sys.exit(EXIT_POLICY)
+    return docs
 
+
+def _write_outputs(doc: dict[str, Any], outputs_file: str) -> None:
+    try:
+        Path(outputs_file).write_text(json.dumps(doc["outputs"], indent=2,
+                                                 sort_keys=True) + "\n")
+    except OSError as e:
+        raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
+                                 param_hint="'--outputs'") from None
+    click.echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)", err=True)
+
+
+def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: bool,
+                      check: bool) -> bool:
+    """Rewrite the stack's snapshot (--update-snapshots) or compare with it, printing the
+    differences; whether it differs."""
+    snap = snapshot_path(doc["stack"], root)
+    if update:
+        snap.parent.mkdir(parents=True, exist_ok=True)
+        snap.write_text(dump(doc))
+        click.echo(f"wrote {snap}", err=True)
+        return False
+    if not (show_diff or check):
+        return False
+    if not snap.is_file():
+        click.echo(f"{doc['stack']}: no snapshot at {snap} (run with --update-snapshots)")
+        return True
+    lines = diff(yaml.safe_load(snap.read_text()), doc)
+    if lines:
+        click.echo(f"{doc['stack']}: desired state differs from {snap}:")
+        click.echo("\n".join(lines))
+    elif show_diff:
+        click.echo(f"{doc['stack']}: no changes")
+    return bool(lines)
+
+
+def _policy_failed(docs: list[dict[str, Any]]) -> bool:
+    """Print every finding; whether any violation is not waived."""
+    failed = False
+    for doc in docs:
+        for f in doc["policy"]["findings"]:
+            mark = f"waived: {f['waived']}" if "waived" in f else "VIOLATION"
+            click.echo(f"{doc['stack']}: [{f['rule']}] {f['resource']}: {f['message']}; "
+                       f"fix: {f['fix']} ({mark})")
+            failed = failed or "waived" not in f
+        if not doc["policy"]["findings"]:
+            click.echo(f"{doc['stack']}: policy ok")
+    return failed
 
 if __name__ == "__main__":
     main()

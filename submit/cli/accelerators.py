@@ -71,7 +71,7 @@ def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
            names: tuple[str, ...], entries: list[Any], family: str | None,
            fmt: str) -> None:
     """The stack's pools; NAMEs (any form) and --family keep the pools of those types."""
-    from submit.cli.workload import Context
+    from submit.cli.context import Context
 
     outputs = Context(stack, outputs_file, project_dir).outputs
     wanted = {e.name for e in entries}

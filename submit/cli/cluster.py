@@ -43,7 +43,7 @@ def credentials(stack: str | None, outputs_file: str | None, project_dir: str,
     """Write or merge a kubeconfig context for the stack's cluster, authenticating with
     gke-gcloud-auth-plugin; the file's other clusters, users and contexts are kept."""
     from submit.cluster.kubeconfig import MergeError, merge
-    from submit.cli.workload import Context
+    from submit.cli.context import Context
 
     path = Path(kubeconfig or _default_kubeconfig())
     try:

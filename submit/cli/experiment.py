@@ -35,7 +35,7 @@ from submit.experiment import expand as ex
 from submit.cli.options import DURATION, namespace_option, stack_group_options, stack_options
 from submit.cli.output import emit, table
 from submit.render.spec import SpecError
-from submit.cli.workload import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
+from submit.cli.context import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
 
 RECORD_SUFFIX = "-experiment"
 RECORD_KEY = "expansion.json"

@@ -13,7 +13,7 @@ from submit import api
 from submit.experiment import group as gr
 from submit.render import spec as sp
 from submit.render.spec import SpecError
-from submit.cli.workload import Context, apply_objects, bad_input, pass_ctx
+from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
 
 
 @click.command("create-group")

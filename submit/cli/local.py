@@ -18,19 +18,20 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 import yaml
 
-from submit.local import image_check
+from submit.local import image_check as image_check_mod
 from submit.local import plan as lp
 from submit.local import policy as pol
 from submit.local.run import FreePorts, Runner, summary
 from submit.cli.output import dump_objects, unwrap
 from submit.render.jobset import render
 from submit.render.spec import SpecError, build_spec
-from submit.cli.workload import Context, create
+from submit.cli.context import Context
+from submit.cli.workload import create
 
 PROCESSES_PER_CORE = 4  # JAX/PyTorch CPU processes this machine runs at once, per core
 # Options about other workloads in the cluster, and create's stack options (run-local
@@ -204,17 +205,7 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     if kw["export_file"]:
         Path(kw["export_file"]).write_text(dump_objects(objs, kw["fmt"]))
     js, _ = lp.split_objects(objs, "--from")
-    known = _volume_names(js)
-    for name, _d in mounts:
-        if name not in known:
-            raise _bad("--local-mount", f"{name!r} is not a volume of the workload's pods; "
-                       f"they have: {', '.join(known) or 'none'}")
-    total, shapes = _count(js)
-    limit = kw["max_processes"] or PROCESSES_PER_CORE * (os.cpu_count() or 1)
-    if total > limit:
-        raise _bad("--scale-down", f"the workload runs {total} processes ({shapes}); this "
-                   f"machine takes at most {limit} ({PROCESSES_PER_CORE} per core, "
-                   "--max-processes): pass a smaller --scale-down such as 2x2")
+    _check_fits(js, mounts, kw["max_processes"])
     run_dir = kw["run_dir"] or tempfile.mkdtemp(prefix=f"accelstack-{js['metadata']['name']}-")
     # --script-dir: on the cluster the command runs in the image's copy of DIR; here it
     # runs in DIR itself (nothing is built or pushed).
@@ -226,8 +217,39 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     def make(attempt: int) -> lp.Plan:
         return lp.build(objs, opts, attempt, ports)
 
+    first = _first_plan(make)
+    if kw["dry_run"]:
+        data = first.to_dict()
+        click.echo(json.dumps(data, indent=2) if kw["fmt"] == "json"
+                   else yaml.safe_dump(data, sort_keys=False), nl=kw["fmt"] == "json")
+        return
+    _announce(js, first, opts, kw["image_check"])
+    plans = {0: first}
+    outcome = Runner(lambda a: plans.pop(a) if a in plans else make(a), sys.stdout).run()
+    click.echo(summary(outcome), nl=False)
+    click.echo(f"workload {first.jobset} {outcome.state.lower()}: {outcome.message} "
+               f"(restarts: {outcome.restarts})")
+    click_ctx.exit(outcome.exit_code)
+
+
+def _check_fits(js: dict[str, Any], mounts: Any, max_processes: int | None) -> None:
+    """Every --local-mount names a volume of the pods, and the processes fit this machine."""
+    known = _volume_names(js)
+    for name, _d in mounts:
+        if name not in known:
+            raise _bad("--local-mount", f"{name!r} is not a volume of the workload's pods; "
+                       f"they have: {', '.join(known) or 'none'}")
+    total, shapes = _count(js)
+    limit = max_processes or PROCESSES_PER_CORE * (os.cpu_count() or 1)
+    if total > limit:
+        raise _bad("--scale-down", f"the workload runs {total} processes ({shapes}); this "
+                   f"machine takes at most {limit} ({PROCESSES_PER_CORE} per core, "
+                   "--max-processes): pass a smaller --scale-down such as 2x2")
+
+
+def _first_plan(make: Callable[[int], lp.Plan]) -> lp.Plan:
     try:
-        first = make(0)
+        return make(0)
     except lp.PlanError as e:
         raise _bad(e.option, e.message) from None
     except pol.PolicyError as e:
@@ -236,24 +258,17 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
         # Only a hand-edited --from file gets here (rendered objects are complete).
         raise _bad("--from", f"the JobSet has a malformed field ({type(e).__name__}: {e})") \
             from None
-    if kw["dry_run"]:
-        data = first.to_dict()
-        click.echo(json.dumps(data, indent=2) if kw["fmt"] == "json"
-                   else yaml.safe_dump(data, sort_keys=False), nl=kw["fmt"] == "json")
-        return
+
+
+def _announce(js: dict[str, Any], first: lp.Plan, opts: lp.Options, image_check: bool) -> None:
+    """What runs where, the plan's notes and, with --image-check, what this machine lacks."""
     image = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
         "containers"][0].get("image", "?")
     click.echo(f"run-local: the image {image} is not used; {len(first.processes)} processes "
                f"run with this machine's programs; logs in {opts.run_dir}/logs", err=True)
     for note in first.notes:
         click.echo(f"run-local: {note}", err=True)
-    if kw["image_check"]:
+    if image_check:
         p0 = first.processes[0]
-        for w in image_check.warnings(p0.argv, {**os.environ, **p0.env_dict()}, p0.cwd):
+        for w in image_check_mod.warnings(p0.argv, {**os.environ, **p0.env_dict()}, p0.cwd):
             click.echo(f"warning: {w}", err=True)
-    plans = {0: first}
-    outcome = Runner(lambda a: plans.pop(a) if a in plans else make(a), sys.stdout).run()
-    click.echo(summary(outcome), nl=False)
-    click.echo(f"workload {first.jobset} {outcome.state.lower()}: {outcome.message} "
-               f"(restarts: {outcome.restarts})")
-    click_ctx.exit(outcome.exit_code)
