@@ -23,7 +23,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     from submit.render.jobset import render
-    from submit.render.spec import build_spec
+    from submit.render.build import build_spec
     from submit.cluster.stack_outputs import from_file
 
     outputs = from_file(str(outputs_file("v5e-spot")))

@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 from infra.contract.outputs import StackOutputs
 from submit.render import spec as sp
+from submit.render.build import build_spec
 from submit.state import status as st
 from submit.render.jobset import render as _render
 from submit.render.spec import SpecError as BadInput
@@ -107,7 +108,7 @@ class Workload:
         return dataclasses.replace(self, **changes)
 
     def options(self) -> dict[str, Any]:
-        """The keyword arguments of ``submit.render.spec.build_spec``."""
+        """The keyword arguments of ``submit.render.build.build_spec``."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["workload"] = out.pop("name")
         return out
@@ -120,7 +121,7 @@ class Workload:
         """The checked, frozen spec for this stack (raises BadInput)."""
         if self.image is None and not (self.pathways and self.headless):
             raise BadInput("--image", "is required (the Python API does not build images)")
-        return sp.build_spec(outputs, **self.options())
+        return build_spec(outputs, **self.options())
 
     def render(self, outputs: StackOutputs) -> list[dict[str, Any]]:
         """The objects to apply, in order (ConfigMap, ComputeDomain, then the JobSet)."""

@@ -23,7 +23,8 @@ from fakes import stacks
 from infra.contract.outputs import load
 from submit.cli.app import main
 from submit.render.jobset import render
-from submit.render.spec import MAX_CONFIG_BYTES, build_spec
+from submit.render.build import build_spec
+from submit.render.spec import MAX_CONFIG_BYTES
 
 NS = "training"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"

@@ -17,7 +17,7 @@ from infra.preview import harness
 from infra.specs import nodepool as nodepool_spec
 from infra.config.errors import ConfigError
 from submit.render.jobset import render
-from submit.render.spec import build_spec
+from submit.render.build import build_spec
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"

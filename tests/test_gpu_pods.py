@@ -12,7 +12,7 @@ import schema
 import stack_fixtures
 from submit.render import gpu_net
 from submit.render.jobset import render
-from submit.render.spec import build_spec
+from submit.render.build import build_spec
 
 
 def _objs(stack: str, accel: str, nodes: int = 2, command: str | None = "python train.py"

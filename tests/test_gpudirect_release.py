@@ -15,7 +15,7 @@ from infra.config import stack as config_mod
 from infra.catalog import gpudirect_release as rel
 from infra.specs import network as network_spec
 from submit.render.jobset import render
-from submit.render.spec import build_spec
+from submit.render.build import build_spec
 
 # What each manifest of container-engine-accelerators names at the pinned commit
 # (git show 992db81:<path> | grep image:), copied here so a change of the table that does

@@ -31,7 +31,7 @@ from infra.specs import kueue as kueue_spec
 from infra.catalog import pod_resources
 from infra.preview.harness import Evaluation
 from submit.render import jobset as render
-from submit.render.spec import build_spec
+from submit.render.build import build_spec
 
 MIXED: dict[str, dict[str, Any]] = {
     # GPUDirect pools beside a CPU pool, NAP and CPU quota on the system pool.

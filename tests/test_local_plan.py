@@ -23,7 +23,7 @@ import stack_fixtures
 from submit.local import plan as lp
 from submit.local import policy as pol
 from submit.render.jobset import render
-from submit.render.spec import build_spec
+from submit.render.build import build_spec
 
 GOLDEN = Path(__file__).resolve().parent / "golden_local"
 CASES = sorted(p for p in GOLDEN.iterdir() if (p / "input.yaml").is_file())

@@ -26,7 +26,7 @@ from infra.contract.outputs import load
 from submit.render import mounts
 from submit.cli.app import main
 from submit.render.jobset import render
-from submit.render.spec import build_spec
+from submit.render.build import build_spec
 from test_render_golden import CASES, load_case, pod_of
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gcsfuse-names.yaml"

@@ -21,7 +21,8 @@ from infra.config.pathways import DEFAULT_PROXY_IMAGE, DEFAULT_SERVER_IMAGE
 from submit.render import pathways
 from submit.cli.app import main
 from submit.render.jobset import render
-from submit.render.spec import SpecError, build_spec
+from submit.render.build import build_spec
+from submit.render.spec import SpecError
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.name.startswith("pathways-"))

@@ -25,7 +25,8 @@ import stack_fixtures
 from infra.catalog import pod_resources
 from submit.render import jobset as render_mod
 from submit.render import spec as spec_mod
-from submit.render.spec import SpecError, WorkloadSpec, build_spec, hostname_budget
+from submit.render.build import build_spec
+from submit.render.spec import SpecError, WorkloadSpec, hostname_budget
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p for p in GOLDEN.iterdir() if (p / "input.yaml").is_file())

@@ -21,8 +21,8 @@ import schema
 import stack_fixtures
 from infra.catalog import pod_resources
 from submit.render import jobset as render_mod
-from submit.render.spec import (DNS_1035, REPLICATED_JOB, SpecError, WorkloadSpec, build_spec,
-                         hostname_budget)
+from submit.render.build import build_spec
+from submit.render.spec import DNS_1035, REPLICATED_JOB, SpecError, WorkloadSpec, hostname_budget
 from test_render_golden import list_map_duplicates, pod_of
 
 DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

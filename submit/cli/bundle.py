@@ -19,7 +19,8 @@ from infra.contract.outputs import StackOutputs
 from submit.bundle.plan import BundleError, pool_platform
 from submit.bundle.push import BundleResult, bundle
 from submit.bundle.registry import RegistryError
-from submit.render.spec import SpecError, pick_pool
+from submit.render.build import pick_pool
+from submit.render.spec import SpecError
 
 
 class TerminalProgress:

@@ -26,10 +26,12 @@ import yaml
 from submit.local import image_check as image_check_mod
 from submit.local import plan as lp
 from submit.local import policy as pol
+from submit.local.errors import PlanError
 from submit.local.run import FreePorts, Runner, summary
 from submit.cli.output import dump_objects, unwrap
 from submit.render.jobset import render
-from submit.render.spec import SpecError, build_spec
+from submit.render.build import build_spec
+from submit.render.spec import SpecError
 from submit.cli.context import Context
 from submit.cli.workload import create
 
@@ -145,7 +147,7 @@ def _objects(ctx: Context, click_ctx: click.Context, kw: dict[str, Any],
             js, _ = lp.split_objects(objs, "--from")
             if shape:
                 objs = [lp.scale_down(o, *shape) if o is js else o for o in objs]
-        except lp.PlanError as e:
+        except PlanError as e:
             raise _bad(e.option, e.message) from None
         return objs
     for opt, key in (("--workload", "name"), ("--accelerator", "accelerator"),
@@ -197,7 +199,7 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     if kw["scale_down"]:
         try:
             shape = lp.parse_shape(kw["scale_down"])
-        except lp.PlanError as e:
+        except PlanError as e:
             raise _bad(e.option, e.message) from None
     mounts = _mounts(kw["local_mount"])
     script_dir = _script_dir(kw)
@@ -250,7 +252,7 @@ def _check_fits(js: dict[str, Any], mounts: Any, max_processes: int | None) -> N
 def _first_plan(make: Callable[[int], lp.Plan]) -> lp.Plan:
     try:
         return make(0)
-    except lp.PlanError as e:
+    except PlanError as e:
         raise _bad(e.option, e.message) from None
     except pol.PolicyError as e:
         raise _bad("--from", str(e)) from None

@@ -29,7 +29,7 @@ from submit.render.spec import SpecError
 @click.group("workload", cls=lazy_group({
     "run-local": ("submit.cli.local", "run_local",
                   "Run a workload here, one process per pod, as `create` would render it."),
-    "release": ("submit.cli.experiment", "release",
+    "release": ("submit.cli.release", "release",
                 "Hand a held workload (create --after, experiment --max-running) to Kueue."),
     "create-group": ("submit.cli.group", "create_group",
                      "Create one workload of several roles (a job group) from a file."),

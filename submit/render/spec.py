@@ -1,8 +1,9 @@
-"""A workload as the user asked for it, checked against the stack before anything is sent.
+"""A workload as the user asked for it: the frozen WorkloadSpec, its defaults and limits, and
+the checks of option values that need no stack (``check_options``).
 
-``build_spec`` turns the CLI's raw option values and the stack's outputs contract into a
-frozen WorkloadSpec, or raises SpecError naming the option, the value and what is allowed.
-Pure: no Click, no Kubernetes client, no pulumi.
+``submit.render.build.build_spec`` checks the options against the stack's outputs contract
+and returns the WorkloadSpec; every check raises SpecError naming the option, the value and
+what is allowed. Pure: no Click, no Kubernetes client, no pulumi.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Sequence
 
 from infra.catalog import tables as catalog
-from infra.catalog import pod_resources
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.contract.images import image_problem
 from submit.render import envfile
@@ -239,30 +239,6 @@ def parse_ttl(value: str | int | None) -> int | None:
     return seconds
 
 
-def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) -> SlicePoolInfo:
-    try:
-        accel = catalog.resolve(accelerator)
-    except catalog.UnknownAccelerator as e:
-        raise SpecError("--accelerator", str(e)) from None
-    pools = [p for p in outputs.slice_pools if p.accelerator == accel.name]
-    have = ", ".join(sorted({p.accelerator for p in outputs.slice_pools})) or "none"
-    if not pools:
-        raise SpecError("--accelerator", f"{accelerator!r} ({accel.name}) is not a slice type "
-                        f"of stack {outputs.stack!r}; it has: {have}")
-    if pool_name is not None:
-        chosen = [p for p in pools if p.name == pool_name]
-        if not chosen:
-            names = ", ".join(p.name for p in pools)
-            raise SpecError("--pool", f"{pool_name!r} is not a {accel.name} pool of stack "
-                            f"{outputs.stack!r}; its {accel.name} pools: {names}")
-        return chosen[0]
-    if len(pools) > 1:
-        names = ", ".join(f"{p.name} ({p.capacity_mode})" for p in pools)
-        raise SpecError("--pool", f"stack {outputs.stack!r} has several {accel.name} pools; "
-                        f"choose one of: {names}")
-    return pools[0]
-
-
 def _quantity(option: str, value: str | None, pattern: re.Pattern[str], example: str) -> None:
     if value is None:
         return
@@ -370,7 +346,8 @@ def check_options(
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
 
-    ``build_spec`` runs these first too; options it alone knows are ignored here.
+    ``build_spec`` (submit.render.build) runs these first too; options it alone knows are
+    ignored here.
     """
     check_workload_name(workload, "--workload", new=True)
     try:
@@ -407,131 +384,3 @@ def check_options(
                                      mounts=tuple(mount), cpu=cpu, memory=memory)
     except PathwaysError as e:
         raise SpecError(e.option, e.message) from None
-
-
-def build_spec(
-    outputs: StackOutputs, *, workload: str, accelerator: str, image: str | None,
-    command: str | None = None, num_slices: int | None = None, num_nodes: int | None = None,
-    pool: str | None = None, namespace: str | None = None, queue: str | None = None,
-    env: Sequence[str] = (), env_file: str | None = None, secret_env: Sequence[str] = (),
-    priority: str | None = None, max_restarts: int = DEFAULT_MAX_RESTARTS,
-    restart_on_exit_codes: str | None = None, ttl: str | int | None = None,
-    termination_grace_period: int | None = None,
-    config_file: str | None = None, shm_size: str | None = None,
-    cpu: str | None = None, memory: str | None = None,
-    mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
-    mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
-    elastic_slices: int | None = None,
-) -> WorkloadSpec:
-    """Check every option against the stack and return the workload to render.
-
-    ``None`` for priority, ttl, termination_grace_period and restart_on_exit_codes means
-    the default (DEFAULT_*)."""
-    check_options(
-        workload=workload, accelerator=accelerator, image=image, command=command,
-        num_slices=num_slices, num_nodes=num_nodes, namespace=namespace, queue=queue, env=env,
-        env_file=env_file, secret_env=secret_env, priority=priority, max_restarts=max_restarts,
-        restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
-        termination_grace_period=termination_grace_period, config_file=config_file,
-        shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
-        pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount)
-    if image is None and not (pathways and headless):
-        raise SpecError("--image", "is required (or --script-dir with --base-image)")
-    chosen = pick_pool(outputs, accelerator, pool)
-    dws = chosen.capacity_mode in ("flex-start", "queued")
-    if chosen.kind == "tpu":
-        if num_nodes is not None:
-            raise SpecError("--num-nodes", f"applies to GPU and CPU pools; {chosen.accelerator} "
-                            "is a TPU slice: use --num-slices")
-        replicas = 1 if num_slices is None else num_slices
-        parallelism = chosen.vms_per_slice
-        if replicas > chosen.slice_count and not dws:
-            raise SpecError("--num-slices", f"{replicas} is more than the {chosen.slice_count} "
-                            f"{chosen.accelerator} slices pool {chosen.name} has")
-        if replicas > 1 and chosen.vms_per_slice == 1:
-            # https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice
-            raise SpecError("--num-slices", f"{replicas}: {chosen.accelerator} is a single-host "
-                            "slice, and GKE's Multislice supports only multi-host TPU slice "
-                            "node pools; run one slice per workload, or use a multi-host slice")
-    else:
-        if num_slices is not None:
-            raise SpecError("--num-slices", f"applies to TPU slices; {chosen.accelerator} is a "
-                            f"{chosen.kind.upper()} pool: use --num-nodes")
-        replicas, parallelism = 1, 1 if num_nodes is None else num_nodes
-        limit = chosen.slice_count * chosen.vms_per_slice
-        if parallelism > limit and not dws:
-            raise SpecError("--num-nodes", f"{parallelism} is more than the {limit} nodes pool "
-                            f"{chosen.name} can hold")
-
-    pathways_spec = None
-    if pathways:
-        try:
-            pathways_spec = pathways_options.check(outputs, chosen, replicas, headless=headless,
-                                                   elastic_slices=elastic_slices)
-        except PathwaysError as e:
-            raise SpecError(e.option, e.message) from None
-    budget = hostname_budget(replicas, parallelism, chosen.kind)
-    if pathways:  # pods <name>-pathways-head-0-0 and <name>-worker-<slice>-<host>
-        suffix = max(len("-pathways-head-0-0"), len(f"-worker-{replicas - 1}-{parallelism - 1}"))
-        budget = 63 - suffix - POD_NAME_SUFFIX
-    if len(workload) > budget:
-        raise SpecError("--workload", f"{workload!r} is {len(workload)} characters; with "
-                        f"{replicas} x {parallelism} pods the name may have at most {budget} so "
-                        "that every pod name stays within 63 characters")
-
-    ns = namespace or outputs.workload_namespace
-    q = queue
-    if q is None:
-        lq = outputs.local_queue(ns)
-        if lq is None:
-            known = ", ".join(sorted({x.namespace for x in outputs.local_queues}))
-            raise SpecError("--namespace", f"{ns!r} has no LocalQueue in stack "
-                            f"{outputs.stack!r}; namespaces with queues: {known}")
-        q = lq.name
-    elif not any(x.name == q and x.namespace == ns for x in outputs.local_queues):
-        known = ", ".join(x.name for x in outputs.local_queues if x.namespace == ns) or "none"
-        raise SpecError("--queue", f"{q!r} is not a LocalQueue of stack {outputs.stack!r} in "
-                        f"namespace {ns!r}; its queues there: {known}")
-    if priority is None:
-        # A stack without the default class still renders (with Kueue's priority 0).
-        priority = DEFAULT_PRIORITY if DEFAULT_PRIORITY in outputs.priority_classes else NONE
-    if priority != NONE and priority not in outputs.priority_classes:
-        raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
-                        f"allowed: {', '.join(outputs.priority_classes)}, or '{NONE}'")
-    too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
-    if too_big is not None:
-        raise SpecError(*too_big)
-    ttl_seconds = parse_ttl(ttl)
-    if termination_grace_period is None:
-        termination_grace_period = DEFAULT_TERMINATION_GRACE_SECONDS
-    if restart_on_exit_codes is None:
-        restart_on_exit_codes = DEFAULT_RESTART_EXIT_CODES
-    capabilities = parse_capabilities(add_capability)
-
-    env_vars = parse_env_file(env_file) if env_file else []
-    env_vars += parse_env(env) + parse_secret_env(secret_env)
-    seen: dict[str, EnvVar] = {}
-    for var in env_vars:  # later definitions win, as with docker --env-file then --env
-        seen[var.name] = var
-
-    cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
-
-    try:
-        checked = mounts_mod.parse(
-            mount, outputs.storage, ns, reserved=("/dev/shm", CONFIG_MOUNT),
-            host_network=mounts_mod.uses_host_network(chosen.kind, chosen.vms_per_slice,
-                                                      replicas))
-    except mounts_mod.MountError as e:
-        raise SpecError("--mount", str(e)) from None
-
-    return WorkloadSpec(
-        name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
-        parallelism=parallelism, image=image or "", command=command, env=tuple(seen.values()),
-        priority=None if priority == NONE else priority, max_restarts=max_restarts,
-        retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl_seconds,
-        termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
-        config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
-        mount_service_account_token=mount_service_account_token, capabilities=capabilities,
-        mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
-        pathways=pathways_spec,
-    )

@@ -1,0 +1,59 @@
+"""The container's volumes on this machine: --local-mount directories, ConfigMap files
+written under the run directory, an emptyDir directory per pod, and mount paths in env values
+and the command rewritten to those directories. Pure: files and directories are listed for
+the runner to create.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from submit.local.errors import PlanError
+from submit.local.pods import Pod
+
+
+def local_mounts(pod_spec: dict[str, Any], container: dict[str, Any], pod: Pod,
+                 cms: Mapping[str, dict[str, Any]], mounts: Mapping[str, str], run_dir: str,
+                 files: dict[str, str], dirs: list[str]) -> list[tuple[str, str]]:
+    """(mount path, local directory) for each of the container's mounts; ``mounts`` are the
+    --local-mount directories by volume name. ConfigMap files go into ``files`` and emptyDir
+    directories into ``dirs``."""
+    volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
+    out = []
+    for m in container.get("volumeMounts") or []:
+        name, path = m["name"], m["mountPath"]
+        vol = volumes.get(name, {})
+        if name in mounts:
+            local = mounts[name]
+        elif "configMap" in vol:
+            ref = vol["configMap"]["name"]
+            if ref not in cms:
+                raise PlanError("--from", f"volume {name!r}: ConfigMap {ref!r} is not in the "
+                                "workload")
+            local = f"{run_dir}/volumes/{name}"
+            data = cms[ref].get("data") or {}
+            items = vol["configMap"].get("items")
+            pairs = [(i["key"], i["path"]) for i in items] if items else [(k, k) for k in data]
+            for key, rel in pairs:
+                files[f"{local}/{rel}"] = str(data[key])
+        elif "emptyDir" in vol and path == "/dev/shm":
+            continue  # this machine's /dev/shm, shared by every local process
+        elif "emptyDir" in vol:
+            local = f"{run_dir}/volumes/{pod.hostname}/{name}"  # one per pod
+            dirs.append(local)
+        else:
+            kinds = sorted(k for k in vol if k != "name") or ["undefined"]
+            raise PlanError("--local-mount", f"volume {name!r} ({', '.join(kinds)}) mounted at "
+                            f"{path} has no local directory: pass --local-mount {name}=DIR")
+        if m.get("subPath"):
+            local = f"{local}/{m['subPath']}"
+        out.append((path.rstrip("/") or "/", local))
+    return out
+
+
+def rewrite_paths(text: str, mounts: Sequence[tuple[str, str]]) -> str:
+    for path, local in sorted(mounts, key=lambda m: -len(m[0])):
+        text = re.sub(rf"(?<![\w.-]){re.escape(path)}(?=/|$|[\s:;,'\"=)])",
+                      lambda _m, local=local: local, text)  # type: ignore[misc]
+    return text

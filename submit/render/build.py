@@ -1,0 +1,209 @@
+"""A workload's options checked against the stack: ``build_spec`` turns the CLI's raw option
+values and the stack's outputs contract into a frozen WorkloadSpec (submit.render.spec), or
+raises SpecError naming the option, the value and what is allowed.
+
+Each step reads top to bottom in the order the checks run: the options alone, the pool and
+the workload's shape on it, Pathways, the name's length, the queue and priority, then the
+values that become the pod (resources, env, config file, mounts).
+Pure: no Click, no Kubernetes client, no pulumi.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from infra.catalog import pod_resources
+from infra.catalog import tables as catalog
+from infra.contract.outputs import SlicePoolInfo, StackOutputs
+from submit.render import mounts as mounts_mod
+from submit.render import pathways_options
+from submit.render.pathways_options import PathwaysError, PathwaysSpec
+from submit.render.spec import (
+    CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
+    DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
+    check_options, hostname_budget, parse_capabilities, parse_env, parse_env_file,
+    parse_exit_codes, parse_secret_env, parse_ttl, read_config_file)
+
+
+def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) -> SlicePoolInfo:
+    try:
+        accel = catalog.resolve(accelerator)
+    except catalog.UnknownAccelerator as e:
+        raise SpecError("--accelerator", str(e)) from None
+    pools = [p for p in outputs.slice_pools if p.accelerator == accel.name]
+    have = ", ".join(sorted({p.accelerator for p in outputs.slice_pools})) or "none"
+    if not pools:
+        raise SpecError("--accelerator", f"{accelerator!r} ({accel.name}) is not a slice type "
+                        f"of stack {outputs.stack!r}; it has: {have}")
+    if pool_name is not None:
+        chosen = [p for p in pools if p.name == pool_name]
+        if not chosen:
+            names = ", ".join(p.name for p in pools)
+            raise SpecError("--pool", f"{pool_name!r} is not a {accel.name} pool of stack "
+                            f"{outputs.stack!r}; its {accel.name} pools: {names}")
+        return chosen[0]
+    if len(pools) > 1:
+        names = ", ".join(f"{p.name} ({p.capacity_mode})" for p in pools)
+        raise SpecError("--pool", f"stack {outputs.stack!r} has several {accel.name} pools; "
+                        f"choose one of: {names}")
+    return pools[0]
+
+
+def build_spec(
+    outputs: StackOutputs, *, workload: str, accelerator: str, image: str | None,
+    command: str | None = None, num_slices: int | None = None, num_nodes: int | None = None,
+    pool: str | None = None, namespace: str | None = None, queue: str | None = None,
+    env: Sequence[str] = (), env_file: str | None = None, secret_env: Sequence[str] = (),
+    priority: str | None = None, max_restarts: int = DEFAULT_MAX_RESTARTS,
+    restart_on_exit_codes: str | None = None, ttl: str | int | None = None,
+    termination_grace_period: int | None = None,
+    config_file: str | None = None, shm_size: str | None = None,
+    cpu: str | None = None, memory: str | None = None,
+    mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
+    mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
+    elastic_slices: int | None = None,
+) -> WorkloadSpec:
+    """Check every option against the stack and return the workload to render.
+
+    ``None`` for priority, ttl, termination_grace_period and restart_on_exit_codes means
+    the default (DEFAULT_*)."""
+    check_options(
+        workload=workload, accelerator=accelerator, image=image, command=command,
+        num_slices=num_slices, num_nodes=num_nodes, namespace=namespace, queue=queue, env=env,
+        env_file=env_file, secret_env=secret_env, priority=priority, max_restarts=max_restarts,
+        restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
+        termination_grace_period=termination_grace_period, config_file=config_file,
+        shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
+        pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount)
+    if image is None and not (pathways and headless):
+        raise SpecError("--image", "is required (or --script-dir with --base-image)")
+    chosen = pick_pool(outputs, accelerator, pool)
+    replicas, parallelism = _shape(chosen, num_slices, num_nodes)
+    pathways_spec = (_pathways(outputs, chosen, replicas, headless, elastic_slices)
+                     if pathways else None)
+    _check_name_fits(workload, replicas, parallelism, chosen.kind, pathways)
+    ns, q = _namespace_and_queue(outputs, namespace, queue)
+    priority = _priority(outputs, priority)
+    too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
+    if too_big is not None:
+        raise SpecError(*too_big)
+    ttl_seconds = parse_ttl(ttl)
+    if termination_grace_period is None:
+        termination_grace_period = DEFAULT_TERMINATION_GRACE_SECONDS
+    if restart_on_exit_codes is None:
+        restart_on_exit_codes = DEFAULT_RESTART_EXIT_CODES
+    capabilities = parse_capabilities(add_capability)
+    env_vars = _env(env, env_file, secret_env)
+    cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
+    checked = _mounts(mount, outputs, ns, chosen, replicas)
+
+    return WorkloadSpec(
+        name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
+        parallelism=parallelism, image=image or "", command=command, env=env_vars,
+        priority=None if priority == NONE else priority, max_restarts=max_restarts,
+        retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl_seconds,
+        termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
+        config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
+        mount_service_account_token=mount_service_account_token, capabilities=capabilities,
+        mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
+        pathways=pathways_spec,
+    )
+
+
+def _shape(chosen: SlicePoolInfo, num_slices: int | None, num_nodes: int | None
+           ) -> tuple[int, int]:
+    """(replicas, parallelism): slices x VMs per slice on TPUs, 1 x nodes on GPU and CPU."""
+    dws = chosen.capacity_mode in ("flex-start", "queued")
+    if chosen.kind == "tpu":
+        if num_nodes is not None:
+            raise SpecError("--num-nodes", f"applies to GPU and CPU pools; {chosen.accelerator} "
+                            "is a TPU slice: use --num-slices")
+        replicas = 1 if num_slices is None else num_slices
+        parallelism = chosen.vms_per_slice
+        if replicas > chosen.slice_count and not dws:
+            raise SpecError("--num-slices", f"{replicas} is more than the {chosen.slice_count} "
+                            f"{chosen.accelerator} slices pool {chosen.name} has")
+        if replicas > 1 and chosen.vms_per_slice == 1:
+            # https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice
+            raise SpecError("--num-slices", f"{replicas}: {chosen.accelerator} is a single-host "
+                            "slice, and GKE's Multislice supports only multi-host TPU slice "
+                            "node pools; run one slice per workload, or use a multi-host slice")
+        return replicas, parallelism
+    if num_slices is not None:
+        raise SpecError("--num-slices", f"applies to TPU slices; {chosen.accelerator} is a "
+                        f"{chosen.kind.upper()} pool: use --num-nodes")
+    replicas, parallelism = 1, 1 if num_nodes is None else num_nodes
+    limit = chosen.slice_count * chosen.vms_per_slice
+    if parallelism > limit and not dws:
+        raise SpecError("--num-nodes", f"{parallelism} is more than the {limit} nodes pool "
+                        f"{chosen.name} can hold")
+    return replicas, parallelism
+
+
+def _pathways(outputs: StackOutputs, chosen: SlicePoolInfo, replicas: int, headless: bool,
+              elastic_slices: int | None) -> PathwaysSpec:
+    try:
+        return pathways_options.check(outputs, chosen, replicas, headless=headless,
+                                      elastic_slices=elastic_slices)
+    except PathwaysError as e:
+        raise SpecError(e.option, e.message) from None
+
+
+def _check_name_fits(workload: str, replicas: int, parallelism: int, kind: str,
+                     pathways: bool) -> None:
+    budget = hostname_budget(replicas, parallelism, kind)
+    if pathways:  # pods <name>-pathways-head-0-0 and <name>-worker-<slice>-<host>
+        suffix = max(len("-pathways-head-0-0"), len(f"-worker-{replicas - 1}-{parallelism - 1}"))
+        budget = 63 - suffix - POD_NAME_SUFFIX
+    if len(workload) > budget:
+        raise SpecError("--workload", f"{workload!r} is {len(workload)} characters; with "
+                        f"{replicas} x {parallelism} pods the name may have at most {budget} so "
+                        "that every pod name stays within 63 characters")
+
+
+def _namespace_and_queue(outputs: StackOutputs, namespace: str | None, queue: str | None
+                         ) -> tuple[str, str]:
+    ns = namespace or outputs.workload_namespace
+    if queue is None:
+        lq = outputs.local_queue(ns)
+        if lq is None:
+            known = ", ".join(sorted({x.namespace for x in outputs.local_queues}))
+            raise SpecError("--namespace", f"{ns!r} has no LocalQueue in stack "
+                            f"{outputs.stack!r}; namespaces with queues: {known}")
+        return ns, lq.name
+    if not any(x.name == queue and x.namespace == ns for x in outputs.local_queues):
+        known = ", ".join(x.name for x in outputs.local_queues if x.namespace == ns) or "none"
+        raise SpecError("--queue", f"{queue!r} is not a LocalQueue of stack {outputs.stack!r} "
+                        f"in namespace {ns!r}; its queues there: {known}")
+    return ns, queue
+
+
+def _priority(outputs: StackOutputs, priority: str | None) -> str:
+    if priority is None:
+        # A stack without the default class still renders (with Kueue's priority 0).
+        priority = DEFAULT_PRIORITY if DEFAULT_PRIORITY in outputs.priority_classes else NONE
+    if priority != NONE and priority not in outputs.priority_classes:
+        raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
+                        f"allowed: {', '.join(outputs.priority_classes)}, or '{NONE}'")
+    return priority
+
+
+def _env(env: Sequence[str], env_file: str | None, secret_env: Sequence[str]
+         ) -> tuple[EnvVar, ...]:
+    env_vars = parse_env_file(env_file) if env_file else []
+    env_vars += parse_env(env) + parse_secret_env(secret_env)
+    seen: dict[str, EnvVar] = {}
+    for var in env_vars:  # later definitions win, as with docker --env-file then --env
+        seen[var.name] = var
+    return tuple(seen.values())
+
+
+def _mounts(mount: Sequence[str], outputs: StackOutputs, ns: str, chosen: SlicePoolInfo,
+            replicas: int) -> tuple[mounts_mod.Mount, ...]:
+    try:
+        return mounts_mod.parse(
+            mount, outputs.storage, ns, reserved=("/dev/shm", CONFIG_MOUNT),
+            host_network=mounts_mod.uses_host_network(chosen.kind, chosen.vms_per_slice,
+                                                      replicas))
+    except mounts_mod.MountError as e:
+        raise SpecError("--mount", str(e)) from None
