@@ -172,7 +172,7 @@ CASES: list[tuple[str, str | bytes, int | None, list[str]]] = [
      ["slices[1].accelerator: 'n2-standard-30-2' is not a CPU pool",
       "n2-standard comes with 2, 4, 8, 16, 32", "did you mean n2-standard-16 or n2-standard-32?"]),
     ("no-slices", stack(drop=(6, 7, 8)), 1,
-     ["slices: declares no slice pools and nodeAutoProvisioning is off"]),
+     ["slices: declares no slice pools, no slice classes and nodeAutoProvisioning is off"]),
     # System pool
     ("system-machine-typo", stack("  accelstack:systemPool: {machineType: e2-standrd-8}"), 9,
      ["systemPool.machineType: 'e2-standrd-8' is not a predefined machine type; did you mean "
