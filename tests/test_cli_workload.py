@@ -778,10 +778,10 @@ def test_list_table(outputs: Path, server: FakeApiServer) -> None:
     result = run(outputs, "list")
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        "NAME     ACCELERATOR   SLICES  ADMISSION  STATE      RESTARTS  AGE\n"
-        "train-a  v5litepod-16  2       Admitted   Running    2         2m\n"
-        "train-b  v5litepod-16  1       Pending    Suspended  0         2m\n"
-        "train-c  v5litepod-16  1       NotQueued  Completed  0         -\n"
+        "NAME     ACCELERATOR   SLICES  SOURCE  ADMISSION  STATE      RESTARTS  AGE\n"
+        "train-a  v5litepod-16  2       spot    Admitted   Running    2         2m\n"
+        "train-b  v5litepod-16  1       spot    Pending    Suspended  0         2m\n"
+        "train-c  v5litepod-16  1       spot    NotQueued  Completed  0         -\n"
     )
     [lst, wls] = server.state.requests
     assert (lst.path, lst.query) == (JOBSETS, {"labelSelector": [
@@ -795,11 +795,12 @@ def test_list_json(outputs: Path, server: FakeApiServer) -> None:
     assert result.exit_code == 0
     assert json.loads(result.stdout) == [
         {"name": "train-a", "accelerator": "v5litepod-16", "slices": 2, "admission": "Admitted",
-         "state": "Running", "restarts": 2, "age": "2m"},
+         "state": "Running", "restarts": 2, "age": "2m", "source": "spot"},
         {"name": "train-b", "accelerator": "v5litepod-16", "slices": 1, "admission": "Pending",
-         "state": "Suspended", "restarts": 0, "age": "2m"},
+         "state": "Suspended", "restarts": 0, "age": "2m", "source": "spot"},
         {"name": "train-c", "accelerator": "v5litepod-16", "slices": 1,
-         "admission": "NotQueued", "state": "Completed", "restarts": 0, "age": None},
+         "admission": "NotQueued", "state": "Completed", "restarts": 0, "age": None,
+         "source": "spot"},
     ]
     yaml_result = run(outputs, "list", "-o", "yaml", "--namespace", "elsewhere")
     assert yaml.safe_load(yaml_result.stdout)[0]["name"] == "train-d"
@@ -808,7 +809,7 @@ def test_list_json(outputs: Path, server: FakeApiServer) -> None:
 def test_list_empty(outputs: Path, server: FakeApiServer) -> None:
     result = run(outputs, "list")
     assert (result.exit_code, result.stdout) == (
-        0, "NAME  ACCELERATOR  SLICES  ADMISSION  STATE  RESTARTS  AGE\n")
+        0, "NAME  ACCELERATOR  SLICES  SOURCE  ADMISSION  STATE  RESTARTS  AGE\n")
 
 
 def test_describe(outputs: Path, server: FakeApiServer) -> None:

@@ -33,6 +33,9 @@ RESERVATION_LABEL = "cloud.google.com/reservation-name"
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 AUTOSCALER_REASONS = ("TriggeredScaleUp", "NotTriggerScaleUp", "FailedScaleUp")
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+# Every node of every slice class carries it (infra/specs/slice_classes/placement.py).
+CLASS_NODES = "accelstack.dev/capacity=class"
 
 
 def node_source(node: dict[str, Any]) -> str:
@@ -68,6 +71,40 @@ def sources_text(sources: dict[int, tuple[str, str]]) -> str:
     """The distinct sources of a workload's running slices, for `list`; '-' when none."""
     seen = sorted({s for _, s in sources.values()})
     return ",".join(seen) or "-"
+
+
+def workload_source(js: dict[str, Any], outputs: Any, pods: list[dict[str, Any]],
+                    nodes: list[dict[str, Any]]) -> str:
+    """What `list` shows as a workload's SOURCE: a fixed pool's capacity mode; for a
+    slice class, the sources of the nodes its running slices are on ('pending' while
+    none runs)."""
+    entry = pool_entry(js, outputs)
+    if entry is None:
+        return "-"
+    if not entry.compute_class:
+        return str(entry.capacity_mode)
+    text = sources_text(slice_sources(pods, nodes))
+    return "pending" if text == "-" else text
+
+
+def pool_entry(js: dict[str, Any], outputs: Any) -> Any:
+    """The contract entry (pool, or class shape) a JobSet was rendered for, or None."""
+    labels = js["metadata"].get("labels") or {}
+    name, accel = labels.get("accelstack.dev/slice-pool"), labels.get("accelstack.dev/accelerator")
+    for p in outputs.slice_pools:
+        if p.name == name and p.accelerator == accel:
+            return p
+    return None
+
+
+def describe_lines(info: Any, step: str, sources: dict[int, tuple[str, str]]) -> list[str]:
+    """The `describe` section of a workload on a slice class."""
+    lines = [f"Slice class: {info.name}: tries {' > '.join(info.capacity)}; at most "
+             f"{info.max_chips} chips and {info.max_slices} slices at once",
+             f"  waiting on: {step}"]
+    for index, (pool, source) in sorted(sources.items()):
+        lines.append(f"  slice {index}: node pool {pool} ({source})")
+    return lines
 
 
 def _latest(events: list[dict[str, Any]]) -> dict[str, Any] | None:
