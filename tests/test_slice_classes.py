@@ -16,6 +16,7 @@ from infra.config.stack import parse
 from infra.contract import outputs as contract
 from infra.preview import harness
 from infra.specs import kueue as kueue_spec
+from infra.config.slice_classes import needs_cluster_autoprovisioning as autoscaling_needed
 from infra.specs.slice_classes import computeclass
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -184,6 +185,9 @@ def test_cluster_autoprovisioning_covers_the_classes_unless_the_version_does_not
     ev = harness.evaluate(_raw(gkeVersion="1.33.3-gke.1136000"), "classes")
     ca = harness._plain(ev.of_type(CLUSTER)[0].inputs)["clusterAutoscaling"]
     assert ca["enabled"] is False
+    # a minor-only pin may resolve to an older patch: the safe side
+    assert autoscaling_needed("1.33") and not autoscaling_needed("1.34")
+    assert autoscaling_needed("1.33.2-gke.1111000")
 
 
 def test_kueue_flavor_and_quota_equal_the_class_limits() -> None:

@@ -155,7 +155,11 @@ def below(version: str | None, least: tuple[int, ...]) -> bool:
 def needs_cluster_autoprovisioning(version: str | None) -> bool:
     """Whether auto-creation for classes needs cluster-level node auto-provisioning: unless
     the stack pins a version from MIN_VERSION_CLASS_ONLY_AUTOCREATION, the safe side."""
-    return version is None or below(version, MIN_VERSION_CLASS_ONLY_AUTOCREATION)
+    if version is None or below(version, MIN_VERSION_CLASS_ONLY_AUTOCREATION):
+        return True
+    # A minor-only pin (1.33) may resolve to a patch below the one that lifted the need.
+    least = MIN_VERSION_CLASS_ONLY_AUTOCREATION
+    return len(version.split(".")) <= 2 and version_tuple(version)[:2] == least[:2]
 
 
 def _shown(least: tuple[int, ...]) -> str:
