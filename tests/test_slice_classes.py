@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import schema
-from conftest import MINIMAL
+from conftest import MINIMAL, STACK_FILES
 from infra.config.errors import ConfigError
 from infra.config.stack import parse
 from infra.contract import outputs as contract
@@ -152,6 +152,14 @@ def test_compute_class_objects_validate_and_try_capacity_in_order() -> None:
         {"name": "v6e-a", "project": "shared-res", "zones": ["us-east5-b"]}]}
     assert rules[0]["tpu"] == {"type": "tpu-v6e-slice", "count": 4, "topology": "4x4"}
     assert all(r["nodeLabels"] == {"accelstack.dev/capacity": "class"} for r in rules)
+
+
+@pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)
+def test_every_example_stacks_compute_classes_validate(path: Any) -> None:
+    ev = harness.evaluate_file(path)
+    for obj in _class_objects(ev).values():
+        schema.validate(obj)
+    assert bool(_class_objects(ev)) == bool(ev.config.slice_classes)
 
 
 def test_schema_refuses_what_the_reference_does() -> None:
