@@ -233,6 +233,9 @@ class _Handler(BaseHTTPRequestHandler):
                      if _matches(p["metadata"].get("labels", {}), q.get("labelSelector"))]
             return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": items})
         if _NODES.match(url.path) and method == "GET":
+            if "nodes" in st.forbidden:
+                return self._status(403, 'nodes is forbidden: User "dev" cannot list resource '
+                                    '"nodes" in API group "" at the cluster scope', "Forbidden")
             items = [n for n in st.nodes
                      if _matches(n["metadata"].get("labels", {}), q.get("labelSelector"))]
             return self._send(200, {"kind": "NodeList", "apiVersion": "v1", "items": items})

@@ -227,6 +227,14 @@ def test_describe_names_each_step_of_a_class_workload(outputs: Path,
     [row] = json.loads(result.stdout)
     assert row["source"] == "reservation:trillium-burst,spot"
 
+    # an account that may not list nodes still gets both answers, without the sources
+    st.forbidden.add("nodes")
+    result = run(outputs, "list", "-o", "json")
+    assert result.exit_code == 0 and json.loads(result.stdout)[0]["source"] == "class"
+    result = run(outputs, "describe", "train")
+    assert "  slices: their nodes are not readable" in result.stdout
+    assert _verdict(result) == "admitted: pods are starting or running"
+
 
 def test_node_source_reads_gke_labels() -> None:
     def node(**labels: str) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def _add_sources(ctx: Context, cluster: Any, ns: str, jobsets: list[dict[str, An
     outputs = ctx.outputs
     on_class = [js for js in jobsets
                 if getattr(capacity.pool_entry(js, outputs), "compute_class", None)]
-    nodes = kube_call(lambda: cluster.list_nodes(capacity.CLASS_NODES)) if on_class else []
+    nodes = _nodes(cluster, capacity.CLASS_NODES) if on_class else []
     for js, row in zip(jobsets, rows):
         pods: list[dict[str, Any]] = []
         if js in on_class:
@@ -54,6 +54,19 @@ def _add_sources(ctx: Context, cluster: Any, ns: str, jobsets: list[dict[str, An
             pods = kube_call(lambda: cluster.list_pods(
                 ns, f"jobset.sigs.k8s.io/jobset-name={name}"))
         row["source"] = capacity.workload_source(js, outputs, pods, nodes)
+
+
+def _nodes(cluster: Any, selector: str) -> list[dict[str, Any]] | None:
+    """Nodes by label; None when the account may not list nodes (a cluster-scoped read
+    that namespace-scoped roles lack), so `list` and `describe` still answer."""
+    from submit.cluster.kube import KubeError
+
+    try:
+        return list(cluster.list_nodes(selector))
+    except KubeError as e:
+        if e.status == 403:
+            return None
+        raise click.ClickException(str(e)) from None
 
 
 @click.command("describe")
@@ -115,13 +128,13 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
     pool = capacity.pool_entry(js, outputs)
     info = outputs.slice_class(pool.compute_class) if pool and pool.compute_class else None
     if info is not None:
-        nodes = kube_call(lambda: cluster.list_nodes(
-            f"{capacity.COMPUTE_CLASS_LABEL}={info.name}"))
+        nodes = _nodes(cluster, f"{capacity.COMPUTE_CLASS_LABEL}={info.name}")
         state = st.jobset_state(js)
         admitted = st.admission(wl) in ("Admitted", "Finished")
         step = capacity.class_step(info.name, info.capacity, admitted, state == "Running",
                                    pod_events)
-        lines += capacity.describe_lines(info, step, capacity.slice_sources(pods, nodes))
+        lines += capacity.describe_lines(info, step, capacity.slice_sources(pods, nodes),
+                                         nodes_readable=nodes is not None)
         if admitted and state not in ("Running", "Completed", "Failed"):
             verdict = step
     lines.append(f"Verdict: {verdict}")

@@ -50,10 +50,11 @@ def node_source(node: dict[str, Any]) -> str:
     return "on-demand"
 
 
-def slice_sources(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]
+def slice_sources(pods: list[dict[str, Any]], nodes: list[dict[str, Any]] | None
                   ) -> dict[int, tuple[str, str]]:
-    """slice index -> (node pool, capacity source) of the nodes its pods run on."""
-    by_name = {n["metadata"]["name"]: n for n in nodes}
+    """slice index -> (node pool, capacity source) of the nodes its pods run on; nodes
+    None (not readable) gives no sources."""
+    by_name = {n["metadata"]["name"]: n for n in nodes or []}
     out: dict[int, tuple[str, str]] = {}
     for pod in pods:
         node = by_name.get((pod.get("spec") or {}).get("nodeName") or "")
@@ -74,15 +75,17 @@ def sources_text(sources: dict[int, tuple[str, str]]) -> str:
 
 
 def workload_source(js: dict[str, Any], outputs: Any, pods: list[dict[str, Any]],
-                    nodes: list[dict[str, Any]]) -> str:
+                    nodes: list[dict[str, Any]] | None) -> str:
     """What `list` shows as a workload's SOURCE: a fixed pool's capacity mode; for a
     slice class, the sources of the nodes its running slices are on ('pending' while
-    none runs)."""
+    none runs, 'class' when the account may not read nodes)."""
     entry = pool_entry(js, outputs)
     if entry is None:
         return "-"
     if not entry.compute_class:
         return str(entry.capacity_mode)
+    if nodes is None:
+        return "class"
     text = sources_text(slice_sources(pods, nodes))
     return "pending" if text == "-" else text
 
@@ -97,11 +100,15 @@ def pool_entry(js: dict[str, Any], outputs: Any) -> Any:
     return None
 
 
-def describe_lines(info: Any, step: str, sources: dict[int, tuple[str, str]]) -> list[str]:
+def describe_lines(info: Any, step: str, sources: dict[int, tuple[str, str]],
+                   nodes_readable: bool = True) -> list[str]:
     """The `describe` section of a workload on a slice class."""
     lines = [f"Slice class: {info.name}: tries {' > '.join(info.capacity)}; at most "
              f"{info.max_chips} chips and {info.max_slices} slices at once",
              f"  waiting on: {step}"]
+    if not nodes_readable:
+        lines.append("  slices: their nodes are not readable (your account may not list "
+                     "nodes), so their capacity source is not shown")
     for index, (pool, source) in sorted(sources.items()):
         lines.append(f"  slice {index}: node pool {pool} ({source})")
     return lines
