@@ -31,8 +31,6 @@ from fakes import stacks
 from fakes.pulumi_cli import install
 
 README = ROOT / "README.md"
-# The pages of docs/ are read as the README is: their commands run here too.
-PAGES = [README] + sorted((ROOT / "docs").glob("*.md"))
 STACKS = [p.name[len("Pulumi."):-len(".yaml")] for p in sorted((ROOT / "stacks").glob(
     "Pulumi.*.yaml"))]
 
@@ -51,7 +49,6 @@ NOT_HERE = {
     ".venv/bin/python bench/cold_dry_run.py": "a timing benchmark (speed targets live in "
                                               "bench/, never in timed tests)",
     ".venv/bin/python bench/sweep.py": "a timing benchmark",
-    ".venv/bin/python bench/classes.py": "a timing benchmark",
 }
 
 
@@ -59,18 +56,16 @@ def readme_commands() -> list[tuple[str, str]]:
     """(section, command) for every command of every ```sh block, continuation lines
     joined, comments dropped, in README order."""
     out = []
-    for page in PAGES:
-        section = ""
-        prefix = "" if page == README else f"{page.relative_to(ROOT)}: "
-        text = page.read_text()
-        for m in re.finditer(r"^## ([^\n]+)$|^```sh\n(.*?)^```", text, re.M | re.S):
-            if m.group(1):
-                section = prefix + m.group(1).strip()
-                continue
-            for line in m.group(2).replace("\\\n", " ").splitlines():
-                command = re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
-                if command:
-                    out.append((section, " ".join(command.split())))
+    section = ""
+    text = README.read_text()
+    for m in re.finditer(r"^## ([^\n]+)$|^```sh\n(.*?)^```", text, re.M | re.S):
+        if m.group(1):
+            section = m.group(1).strip()
+            continue
+        for line in m.group(2).replace("\\\n", " ").splitlines():
+            command = re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
+            if command:
+                out.append((section, " ".join(command.split())))
     return out
 
 
