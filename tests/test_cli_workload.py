@@ -626,7 +626,7 @@ def test_no_stack_and_no_outputs(args: list[str], tmp_path: Path) -> None:
     manifest = tmp_path / "w1.yaml"
     manifest.write_text(yaml.safe_dump_all(expected_objects()))
     result = run(None, *[str(manifest) if a == "FILE" else a for a in args])
-    # The README promises exit 2 for a bad or missing option.
+    # docs/submitting.md promises exit 2 for a bad or missing option.
     assert (result.exit_code, result.stdout, result.stderr) == (
         2, "", usage_error(args[0], NO_STACK))
 
@@ -1203,7 +1203,7 @@ def test_a_failing_credential_plugin_is_one_error(tmp_path: Path, server: FakeAp
 
 def test_the_readme_env_file_error(tmp_path: Path, outputs: Path, server: FakeApiServer,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "submitting.md").read_text()
     shown = next(line for line in readme.splitlines()
                  if line.startswith("Error: Invalid value for '--env-file': run.env:4:"))
     monkeypatch.chdir(tmp_path)
