@@ -116,3 +116,22 @@ def test_quiet_prints_neither_summary_nor_state() -> None:
     result = CliRunner().invoke(preview.main, ["--project-dir", str(ROOT), "v5e-spot",
                                                "--quiet"])
     assert result.exit_code == 0 and result.stdout == ""
+
+
+# Paths in example output, not files of the project.
+ILLUSTRATIONS = {"stacks/Pulumi.dev.yaml": "the stack file of an example error message"}
+
+
+def test_every_path_the_docs_name_exists() -> None:
+    """A module, folder or file of the project named in a page exists (globs match
+    something), so a move that forgets the docs fails here."""
+    missing = []
+    for page in doc_pages.pages():
+        for path in set(re.findall(
+                r"(?<![\w./-])((?:infra|submit|tests|tools|bench|examples|stacks|snapshots|"
+                r"\.github|\.ci)/[\w./*<>-]*[\w*/])", page.read_text())):
+            # <stack>, STACK: placeholders.
+            pattern = re.sub(r"<[^>]+>|\b[A-Z]{2,}\b", "*", path).rstrip("/")
+            if path not in ILLUSTRATIONS and not list(ROOT.glob(pattern)):
+                missing.append((doc_pages.name(page), path))
+    assert sorted(missing) == []
