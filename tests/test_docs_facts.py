@@ -135,3 +135,16 @@ def test_every_path_the_docs_name_exists() -> None:
             if path not in ILLUSTRATIONS and not list(ROOT.glob(pattern)):
                 missing.append((doc_pages.name(page), path))
     assert sorted(missing) == []
+
+
+def test_the_capacity_example_is_a_valid_config() -> None:
+    import yaml
+
+    from infra import config
+
+    [block] = re.findall(r"```yaml\n(.*?)```", doc_pages.text("docs/capacity.md"), re.S)
+    slices = yaml.safe_load(block)["accelstack:slices"]
+    raw = {"project": "my-ml-project", "region": "us-east5", "zones": ["us-east5-b"],
+           "clusterName": "capacity", "slices": slices}
+    parsed = config.parse(raw)
+    assert [s.capacity.mode for s in parsed.slices] == ["spot", "reservation", "flex-start"]
