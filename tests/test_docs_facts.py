@@ -52,9 +52,9 @@ def test_the_benchmark_figures_are_the_benchmarks_thresholds() -> None:
 
 def test_the_limits_page_says_where_the_file_cache_is_on() -> None:
     """The file cache is on for read-only mounts on pools with Local SSD ephemeral
-    storage (infra/catalog.py LOCAL_SSD_DISKS, submit/mounts.py); the limits page once
+    storage (infra/catalog/tables.py LOCAL_SSD_DISKS, submit/render/mounts.py); the limits page once
     said it was off everywhere."""
-    from infra import catalog
+    from infra.catalog import tables as catalog
 
     families = {"a3-highgpu-8g": "A3 High", "a3-megagpu-8g": "A3 Mega",
                 "a3-ultragpu-8g": "A3 Ultra"}
@@ -99,7 +99,7 @@ def _wrong(main: click.Group, tokens: list[str]) -> bool:
 def test_every_submit_command_the_docs_name_exists() -> None:
     """`submit X Y` in the prose names a real command group and command (the DRANET
     section once named `submit run`, which does not exist)."""
-    from submit.cli import main
+    from submit.cli.app import main
 
     wrong = [(doc_pages.name(page), " ".join(tokens)) for page in doc_pages.pages()
              for tokens in _named_commands(page.read_text()) if _wrong(main, tokens)]
@@ -109,7 +109,7 @@ def test_every_submit_command_the_docs_name_exists() -> None:
 
 
 def test_quiet_prints_neither_summary_nor_state() -> None:
-    from infra import preview
+    from infra.preview import cli as preview
 
     page = " ".join(doc_pages.text("docs/review.md").split())
     assert "`--quiet` prints neither the summary nor the desired state" in page
@@ -140,7 +140,7 @@ def test_every_path_the_docs_name_exists() -> None:
 def test_the_capacity_example_is_a_valid_config() -> None:
     import yaml
 
-    from infra import config
+    from infra.config import stack as config
 
     [block] = re.findall(r"```yaml\n(.*?)```", doc_pages.text("docs/capacity.md"), re.S)
     slices = yaml.safe_load(block)["accelstack:slices"]
@@ -148,3 +148,28 @@ def test_the_capacity_example_is_a_valid_config() -> None:
            "clusterName": "capacity", "slices": slices}
     parsed = config.parse(raw)
     assert [s.capacity.mode for s in parsed.slices] == ["spot", "reservation", "flex-start"]
+
+
+def test_every_module_the_docs_name_exists() -> None:
+    """A dotted name (`infra.contract.outputs.load`, `submit.api`) is a module of the
+    project, or an attribute of one."""
+    import importlib
+
+    def exists(dotted: str) -> bool:
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for attr in parts[cut:]:
+                if not hasattr(obj, attr):
+                    return False
+                obj = getattr(obj, attr)
+            return True
+        return False
+
+    named = {(doc_pages.name(page), m) for page in doc_pages.pages()
+             for m in re.findall(r"`((?:infra|submit)(?:\.\w+)+)`", page.read_text())}
+    assert named
+    assert sorted(n for n in named if not exists(n[1])) == []
