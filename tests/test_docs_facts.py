@@ -52,7 +52,7 @@ def test_the_benchmark_figures_are_the_benchmarks_thresholds() -> None:
 
 def test_the_limits_page_says_where_the_file_cache_is_on() -> None:
     """The file cache is on for read-only mounts on pools with Local SSD ephemeral
-    storage (infra/catalog/tables.py LOCAL_SSD_DISKS, submit/render/mounts.py); the limits page once
+    storage (infra/catalog/machines.py LOCAL_SSD_DISKS, submit/render/mounts.py); the limits page once
     said it was off everywhere."""
     from infra.catalog import tables as catalog
 
