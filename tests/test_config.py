@@ -877,7 +877,7 @@ def test_existing_subnet_ranges_are_not_checked(raw: dict[str, Any]) -> None:
 
 
 def test_every_gcp_resource_names_its_project() -> None:
-    # The README says gcp:project changes nothing accelstack declares: every GCP resource
+    # docs/stacks.md says gcp:project changes nothing accelstack declares: every GCP resource
     # takes its project from accelstack:project.
     for path in STACK_FILES:
         ev = harness.evaluate_file(path)
