@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
 from infra.config.fields import MAX_NODES_PER_POOL_ZONE, check_gke_name
 from infra.config.slices import Capacity, SlicePool
@@ -44,7 +45,7 @@ DEFAULT_PROXY_IMAGE = f"{IMAGE_REPOSITORY}/proxy_server:{IMAGE_TAG}"
 # cluster create-pathways, whose README says "Pathways clusters need a CPU nodepool of
 # n2-standard-64 or higher"; its machine filter asks at least 49 vCPUs and 233 GiB,
 # src/xpk/core/pathways.py). The Cluster Toolkit variant of that page uses
-# n4-standard-64, which boots from Hyperdisk only; n2 keeps the stack's pd-balanced disks.
+# n4-standard-64 (Hyperdisk boot disks only; infra/catalog/boot_disks.py gives each series its type).
 DEFAULT_HEAD_POOL = "pathways-head"
 DEFAULT_HEAD_MACHINE = "n2-standard-64"
 MIN_HEAD_VCPUS = 49
@@ -173,5 +174,5 @@ def _head_pool(r: Reader, value: Any, pools: Sequence[SlicePool],
     return SlicePool(
         name=name, accelerator=accel, count=max_nodes, capacity=Capacity("on-demand"),
         zones=(zone,), placement="none", min_count=min_nodes, disk_size_gb=disk,
-        disk_type="pd-balanced", gpu_driver_version="LATEST",
+        disk_type=boot_disks.default(accel.machine_type), gpu_driver_version="LATEST",
         labels={"accelstack-role": "pathways-head"})

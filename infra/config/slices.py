@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
 from infra.config import gpu as config_gpu
 from infra.catalog.tables import Accelerator
@@ -24,7 +25,7 @@ from infra.config.reader import Reader
 CAPACITY_MODES = ("on-demand", "spot", "reservation", "flex-start", "queued")
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
 PLACEMENTS = ("auto", "compact", "none")
-DISK_TYPES = ("pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced")
+DISK_TYPES = boot_disks.ALL_TYPES  # which of them a machine takes: infra/catalog/boot_disks.py
 MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
               "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
@@ -264,8 +265,8 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     min_count = r.get(raw, "minCount", path, int)
     disk = r.get(raw, "diskSizeGb", path, int, default=200)
     r.check(disk >= 10, f"{path}.diskSizeGb", f"{disk} is below GKE's 10 GB minimum")
-    disk_type = r.get(raw, "diskType", path, str, default="pd-balanced")
-    if disk_type not in DISK_TYPES:
+    disk_type = r.get(raw, "diskType", path, str)
+    if disk_type is not None and disk_type not in DISK_TYPES:
         r.fail(f"{path}.diskType", f"{show(disk_type)} is not a boot disk type; allowed: "
                f"{one_of(DISK_TYPES)}")
     driver = r.get(raw, "gpuDriverVersion", path, str, default="LATEST")
@@ -281,6 +282,7 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     if accel is None or capacity is None or name is None or len(r.problems) > before:
         return None
 
+    disk_type = _boot_disk(r, f"{path}.diskType", accel, disk_type)
     # GKE's node limits, checked before anything iterates over the slices.
     nodes = count * accel.vms_per_slice
     if nodes > MAX_NODES_PER_CLUSTER:
@@ -374,6 +376,19 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
         gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
         max_pods_per_node=max_pods, dranet=dranet,
     )
+
+
+def _boot_disk(r: Reader, path: str, accel: Accelerator, disk_type: str | None) -> str:
+    """The pool's boot disk type: the configured one if its machine series takes it (else a
+    problem naming the types it takes), or the series' default (infra/catalog/boot_disks.py)."""
+    allowed = boot_disks.allowed(accel.machine_type)
+    if disk_type is None:
+        return boot_disks.default(accel.machine_type)
+    if allowed is not None and disk_type not in allowed:
+        r.fail(path, f"{show(disk_type)}: {accel.machine_type} ({accel.name}) cannot boot from "
+               f"it; allowed: {one_of(allowed)} (Compute Engine's supported disk types for "
+               "the machine series)")
+    return disk_type
 
 
 def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.catalog import boot_disks
 from infra.specs import dranet as dranet_spec
 from infra.catalog.tables import Taint, local_ssd_disks, needs_workload_policy
 from infra.config.stack import SlicePool, StackConfig, SystemPool
@@ -336,8 +337,10 @@ def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
                         "location_policy": "BALANCED"},
         "management": {"auto_repair": True, "auto_upgrade": True},
         "upgrade_settings": {"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0},
+        # The series' boot disk type (pd-balanced, or Hyperdisk on N4/C4-class machines).
         "node_config": _base_node_config(cfg, pool.machine_type, pool.disk_size_gb,
-                                         "pd-balanced", service_account, {POOL_LABEL: "system"}),
+                                         boot_disks.default(pool.machine_type),
+                                         service_account, {POOL_LABEL: "system"}),
     }
     if pool.max_pods_per_node is not None:
         args["max_pods_per_node"] = pool.max_pods_per_node
