@@ -114,7 +114,8 @@ STACKS: dict[str, dict[str, Any]] = {
         {"accelerator": "gb200-4", "count": 4,
          "capacity": {"mode": "reservation", "reservation": "gb200-reservation"}},
         {"accelerator": "gb200-4-nolssd", "count": 2,
-         "capacity": {"mode": "reservation", "reservation": "gb200-nolssd-reservation"}}]),
+         "capacity": {"mode": "reservation", "reservation": "gb200-nolssd-reservation"}}],
+        gkeVersion="1.34"),  # NVIDIA's DRA driver needs GKE 1.34 (infra/config/gpu.py)
     # Axion (C4A, Arm): one pool of two c4a-standard-72 VMs.
     "c4a": _stack("us-central1", "us-central1-a", "c4a", [
         {"accelerator": "c4a-standard-72-2", "count": 1}]),

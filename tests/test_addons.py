@@ -774,7 +774,8 @@ def test_tas_only_where_gke_labels_the_topology(accel: str, capacity: Any,
     pool: dict[str, Any] = {"accelerator": accel, "capacity": capacity}
     if placement:
         pool["placement"] = placement
-    ev = _ev(slices=[pool], queues={"topologyAwareScheduling": "auto"})
+    version = {"gkeVersion": "1.34"} if accel.startswith("gb200") else {}
+    ev = _ev(slices=[pool], queues={"topologyAwareScheduling": "auto"}, **version)
     [flavor] = _kind(ev, "ResourceFlavor").values()
     assert (flavor["spec"].get("topologyName") == "gke-default") == tas
     assert bool(_kind(ev, "Topology")) == tas

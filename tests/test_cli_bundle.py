@@ -49,7 +49,7 @@ def code(tmp_path: Path) -> Path:
 
 _A4X_RAW: dict[str, Any] = {
     "project": "test-project", "region": "us-central1", "zones": ["us-central1-b"],
-    "clusterName": "arm", "slices": [{"accelerator": "gb200-4", "count": 2, "capacity": {
+    "clusterName": "arm", "gkeVersion": "1.34", "slices": [{"accelerator": "gb200-4", "count": 2, "capacity": {
         "mode": "reservation", "reservation": "gb200"}}],
     "registry": {"create": True},
 }

@@ -15,6 +15,8 @@ from infra.config.errors import ConfigError
 
 RES = {"mode": "reservation", "reservation": "r"}
 AI_PAGE = "https://docs.cloud.google.com/ai-hypercomputer/docs/create/gke-ai-hypercompute"
+DRA_PAGE = "https://docs.cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra"
+A4X = "A4X (GB200) with NVIDIA's DRA driver (ComputeDomains, resource.k8s.io/v1)"
 
 
 def _raw(accel: str, capacity: Any = None, version: str | None = None,
@@ -34,16 +36,16 @@ def _problems(raw: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("mode", ["on-demand", "spot", "flex-start", "queued"])
 def test_a4x_is_reservation_bound(mode: str) -> None:
-    assert _problems(_raw("gb200-4", mode)) == [
+    assert _problems(_raw("gb200-4", mode, version="1.34")) == [
         f"slices[0].capacity.mode: '{mode}': A4X (GB200) is reservation-bound; use mode: "
         "reservation (GKE: \"You must use the reservation-bound provisioning model ... with "
         f"A4X ... Other provisioning models are not supported\", {AI_PAGE})"]
 
 
 @pytest.mark.parametrize("accel, version, minimum, source", [
-    ("gb200-4", "1.32.8-gke.1107999", "1.32.8-gke.1108000", AI_PAGE),
-    ("gb200-4", "1.33.4-gke.1035000", "1.33.4-gke.1036000", AI_PAGE),
-    ("gb200-4", "1.31", "1.32.8-gke.1108000", AI_PAGE),
+    ("gb200-4", "1.32.8-gke.1108000", "1.34", DRA_PAGE),
+    ("gb200-4", "1.33", "1.34", DRA_PAGE),
+    ("gb200-4", "1.33.4-gke.1036000", "1.34", DRA_PAGE),
     ("b200-8", "1.32.2-gke.1474999", "1.32.2-gke.1475000", AI_PAGE),
     ("b200-8", "1.31.9-gke.100", "1.32.2-gke.1475000", AI_PAGE),
     ("h200-141gb-8", "1.31.4-gke.1182000", "1.31.4-gke.1183000", AI_PAGE),
@@ -56,7 +58,7 @@ def test_a4x_is_reservation_bound(mode: str) -> None:
 ])
 def test_gpudirect_and_a4x_minimum_versions(accel: str, version: str, minimum: str,
                                             source: str) -> None:
-    what = {"gb200-4": "A4X (GB200)", "b200-8": "GPUDirect-RDMA on A4",
+    what = {"gb200-4": A4X, "b200-8": "GPUDirect-RDMA on A4",
             "h200-141gb-8": "GPUDirect-RDMA on A3 Ultra",
             "h100-mega-80gb-8": "GPUDirect-TCPXO on A3 Mega",
             "h100-80gb-8": "GPUDirect-TCPX on A3 High"}[accel]
@@ -67,7 +69,7 @@ def test_gpudirect_and_a4x_minimum_versions(accel: str, version: str, minimum: s
 
 
 @pytest.mark.parametrize("accel, version", [
-    ("gb200-4", "1.32.8-gke.1108000"), ("gb200-4", "1.33"), ("gb200-4", "1.34.1-gke.1"),
+    ("gb200-4", "1.34"), ("gb200-4", "1.34.1-gke.1"), ("gb200-4", "1.35.0-gke.1"),
     ("b200-8", "1.32"), ("h200-141gb-8", "1.31.4-gke.1183000"),
     ("h100-mega-80gb-8", "1.29.5-gke.1121000"), ("h100-mega-80gb-8", "1.30.1-gke.1"),
     ("h100-80gb-8", "1.28"), ("l4-8", "1.27.1-gke.1"),
@@ -98,3 +100,17 @@ def test_a3_mega_reservations_ask_for_periodic_maintenance() -> None:
 ])
 def test_host_maintenance_errors(accel: str, capacity: dict[str, Any], expected: str) -> None:
     assert _problems(_raw(accel, capacity)) == [expected]
+
+
+@pytest.mark.parametrize("channel", [None, "REGULAR", "RAPID"])
+def test_a4x_on_a_release_channel_alone_is_refused(channel: str | None) -> None:
+    # GKE serves resource.k8s.io/v1 (NVIDIA's DRA driver, ComputeDomains) from 1.34; a
+    # channel's version is GKE's to choose, so the stack pins one.
+    raw = _raw("gb200-4")
+    if channel:
+        raw["releaseChannel"] = channel
+    assert _problems(raw) == [f"slices[0].accelerator: {A4X} needs GKE 1.34 or later "
+                              f"({DRA_PAGE}); pin gkeVersion (such as 1.34): a release "
+                              "channel alone may run an older version"]
+    raw["gkeVersion"] = "1.34"
+    assert config.parse(raw).gke_version == "1.34"

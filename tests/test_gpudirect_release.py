@@ -81,7 +81,7 @@ def _cfg(**overrides: Any) -> config_mod.StackConfig:
 ])
 def test_installers_come_from_the_pinned_commit(accel: str, paths: list[str]) -> None:
     capacity = {"mode": "reservation", "reservation": "r"}
-    cfg = _cfg(slices=[{"accelerator": accel, "capacity": capacity}])
+    cfg = _cfg(slices=[{"accelerator": accel, "capacity": capacity}], gkeVersion="1.34")
     urls = network_spec.nccl_installer_urls(cfg)
     assert urls == [rel.RAW + p for p in paths]
     assert not any("/master/" in u for u in urls)

@@ -326,7 +326,7 @@ def test_no_local_ssd_setting_elsewhere(accelerator: str) -> None:
     zone = {"gb200-4": "us-central1-a", "gb200-4-nolssd": "us-central1-a"}
     capacity: Any = ({"mode": "reservation", "reservation": "r"}
                      if accelerator.startswith(("b200", "gb200")) else "on-demand")
-    ev = _ev(zones=[zone.get(accelerator, "us-central1-a")],
+    ev = _ev(zones=[zone.get(accelerator, "us-central1-a")], gkeVersion="1.34",
              slices=[{"accelerator": accelerator, "count": 1, "capacity": capacity}])
     for name, np in _pools(ev).items():
         assert "ephemeralStorageLocalSsdConfig" not in np["nodeConfig"], name

@@ -14,6 +14,11 @@ from infra.config.errors import one_of, show
 from infra.config.reader import Reader
 
 AI_HYPERCOMPUTER_PAGE = "https://docs.cloud.google.com/ai-hypercomputer/docs/create/gke-ai-hypercompute"
+SET_UP_DRA_PAGE = "https://docs.cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra"
+# Families whose pools need a pinned gkeVersion: their floor is a Kubernetes API (DRA), and
+# a release channel alone may run a version below it (its default version is not the
+# stack's to choose), so the stack pins one at or above the floor.
+PINNED_VERSION_FAMILIES = ("a4x",)
 TCPX_PAGE = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx"
 TCPXO_RELEASES = ("github.com/GoogleCloudPlatform/container-engine-accelerators "
                   "gpudirect-tcpxo/README.md")
@@ -24,10 +29,14 @@ HOST_MAINTENANCE_INTERVALS = ("PERIODIC", "AS_NEEDED")
 # A version on a minor below the first entry is refused; a full version is compared with
 # the minimum of the newest entry at or below its minor.
 MIN_VERSIONS: dict[str, tuple[str, tuple[tuple[tuple[int, int], str], ...], str]] = {
-    # "For A4X ... For 1.33 or later, use GKE version 1.33.4-gke.1036000 or later. For
-    # 1.32, use GKE version 1.32.8-gke.1108000 or later."
-    "a4x": ("A4X (GB200)", (((1, 32), "1.32.8-gke.1108000"), ((1, 33), "1.33.4-gke.1036000")),
-            AI_HYPERCOMPUTER_PAGE),
+    # A4X runs its multi-node workloads in ComputeDomains of NVIDIA's DRA driver
+    # (infra/specs/dra_driver.py), whose chart and claims use resource.k8s.io/v1: "To use
+    # DRA, your GKE cluster must run version 1.34 or later" (SET_UP_DRA_PAGE; only TPUs are
+    # told to turn on the beta DRA APIs instead). Older versions fail the chart's atomic
+    # install. The AI Hypercomputer page's older A4X floors (1.32.8-gke.1108000,
+    # 1.33.4-gke.1036000) are below this one.
+    "a4x": ("A4X (GB200) with NVIDIA's DRA driver (ComputeDomains, resource.k8s.io/v1)",
+            (((1, 34), "1.34"),), SET_UP_DRA_PAGE),
     # "To use GPUDirect RDMA ... A4: Use 1.32.2-gke.1475000 or later. A3 Ultra: Use
     # 1.31.4-gke.1183000 or later."
     "a4": ("GPUDirect-RDMA on A4", (((1, 32), "1.32.2-gke.1475000"),), AI_HYPERCOMPUTER_PAGE),
@@ -72,6 +81,11 @@ def check(r: Reader, path: str, accel: Accelerator, mode: str, version: str | No
                "use mode: reservation (GKE: \"You must use the reservation-bound provisioning "
                f"model ... with A4X ... Other provisioning models are not supported\", "
                f"{AI_HYPERCOMPUTER_PAGE})")
+    if version is None and accel.family in PINNED_VERSION_FAMILIES:
+        what, branches, source = MIN_VERSIONS[accel.family]
+        r.fail(f"{path}.accelerator", f"{what} needs GKE {branches[0][1]} or later ({source}); "
+               "pin gkeVersion (such as 1.34): a release channel alone may run an older "
+               "version")
     if version is not None:
         missed = minimum_for(accel.family, version)
         if missed is not None:
