@@ -781,8 +781,9 @@ def test_tas_only_where_gke_labels_the_topology(accel: str, capacity: Any,
     assert bool(_kind(ev, "Topology")) == tas
     # The contract tells the renderer to ask for a topology exactly there.
     [info] = contract.load(harness.plain_outputs(ev, reveal=True)).slice_pools
-    assert info.kueue_topology_level == (
-        "cloud.google.com/gce-topology-block" if tas else None)
+    level = ("cloud.google.com/gce-topology-subblock" if accel.startswith("gb200")
+             else "cloud.google.com/gce-topology-block")  # A4X: one NVL72 domain
+    assert info.kueue_topology_level == (level if tas else None)
 
 
 def test_topology_aware_scheduling_modes() -> None:

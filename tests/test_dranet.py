@@ -119,7 +119,9 @@ def test_every_workload_namespace_gets_the_claim_template() -> None:
         assert t["metadata"]["name"] == contract.DRANET_CLAIM_TEMPLATE
         assert t["spec"]["spec"]["devices"]["requests"] == [{
             "name": "netdev",
-            "exactly": {"deviceClassName": "netdev.google.com", "allocationMode": "All"}}]
+            # ExactCount, never All: Kueue v0.19.2 refuses All (pkg/dra/claims.go).
+            "exactly": {"deviceClassName": "netdev.google.com", "allocationMode": "ExactCount",
+                        "count": 1}}]
         # resource.k8s.io/v1 is served from Kubernetes 1.34 (GKE 1.34), below the version
         # DRANET needs; validated against that release's strict schema.
         import kubernetes_validate
@@ -167,8 +169,18 @@ def _pod(outputs: contract.StackOutputs, accelerator: str) -> dict[str, Any]:
     return js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]  # type: ignore[no-any-return]
 
 
-def test_pods_on_dranet_pools_claim_the_nics() -> None:
+def test_host_network_pods_claim_nothing() -> None:
+    # Multi-host v6e-16 pods run on the host network; DRANET's NRI hook refuses a
+    # host-network sandbox that claims devices (google/dranet pkg/driver/nri_hooks.go).
     pod = _pod(_outputs(_raw()), "v6e-16")
+    assert pod["hostNetwork"] is True
+    assert "resourceClaims" not in pod
+    assert "claims" not in pod["containers"][0].get("resources", {})
+
+
+def test_pods_on_dranet_pools_claim_the_nics() -> None:
+    pod = _pod(_outputs(_raw("v6e-8-1vm")), "v6e-8-1vm")
+    assert "hostNetwork" not in pod
     assert pod["resourceClaims"] == [{"name": "netdev",
                                       "resourceClaimTemplateName": "accelstack-netdev"}]
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "netdev"}]

@@ -27,6 +27,7 @@ NODE_LABEL = "cloud.google.com/gke-networking-dra-driver"
 NETWORK_PROFILE = "auto"
 DEVICE_CLASS = "netdev.google.com"
 CLAIM_NAME = "netdev"
+NICS_PER_POD = 1  # see claim_templates
 
 
 def needed(dranet_pools: Iterable[bool]) -> bool:
@@ -36,11 +37,15 @@ def needed(dranet_pools: Iterable[bool]) -> bool:
 def claim_templates(dranet_pools: Iterable[bool], namespaces: Sequence[str]
                     ) -> list[dict[str, Any]]:
     """One ResourceClaimTemplate per workload namespace (each pod gets its own claim from
-    it). It asks for every netdev.google.com device of the node: the page documents the
-    DeviceClass, not a NIC count per machine type, and a TPU host runs one workload pod
-    (the submitter renders one pod per VM). Kubernetes' ExactDeviceRequest: with ``All``
-    "at least one device must exist on the node for the allocation to succeed", so such a
-    pod never starts on a node without the driver's NICs."""
+    it) for ``NICS_PER_POD`` netdev.google.com device(s) of the node.
+
+    Not ``allocationMode: All``: Kueue v0.19.2 refuses a workload whose claim templates ask
+    for All ("AllocationMode 'All' is not supported", pkg/dra/claims.go
+    countDevicesPerClass), and it admits claims only by count, which it charges to the
+    ClusterQueue's quota (infra/specs/kueue_dra.py). GKE's page documents the DeviceClass,
+    not a NIC count per machine type (google/dranet's v6e guide gives ct6e-standard-4t two
+    physical NICs, site/content/docs/user/gke-tpu-performance.md), so the claim asks for one:
+    a count every DRANET node can meet, where a larger guess would leave pods unschedulable."""
     if not needed(dranet_pools):
         return []
     return [{
@@ -50,6 +55,7 @@ def claim_templates(dranet_pools: Iterable[bool], namespaces: Sequence[str]
                      "labels": {"app.kubernetes.io/managed-by": "accelstack"}},
         "spec": {"spec": {"devices": {"requests": [{
             "name": CLAIM_NAME,
-            "exactly": {"deviceClassName": DEVICE_CLASS, "allocationMode": "All"},
+            "exactly": {"deviceClassName": DEVICE_CLASS, "allocationMode": "ExactCount",
+                        "count": NICS_PER_POD},
         }]}}},
     } for ns in dict.fromkeys(namespaces)]

@@ -40,6 +40,14 @@ LEVELS = ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-
           "cloud.google.com/gce-topology-host", "kubernetes.io/hostname")
 PODSET_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
 PODSET_LEVEL = LEVELS[0]
+# A4X: GKE labels each GB200 NVL72 domain as a sub-block, and Google's A4X blueprint asks
+# Kueue to place a job's pods within one (GoogleCloudPlatform/cluster-toolkit
+# examples/gke-a4x: its Topology lists gce-topology-subblock under the block, and its
+# example JobSet annotates kueue.x-k8s.io/podset-required-topology:
+# cloud.google.com/gce-topology-subblock). Preferred here, so a job that fits one NVL72
+# domain gets one, and a larger job still runs across domains.
+NVLINK_DOMAIN_LEVEL = LEVELS[1]
+_NVLINK_DOMAIN_FAMILIES = ("a4x",)
 
 _A3_FIRST = ("a3-high", "a3-mega")  # H100: flex-start or reservation only
 _A3_ULTRA_AND_LATER = ("a3-ultra", "a4", "a4x")  # flex-start, or compact placement
@@ -67,4 +75,8 @@ def uses_tas(cfg: StackConfig, pool: SlicePool) -> bool:
 
 def podset_level(cfg: StackConfig, pool: SlicePool) -> str | None:
     """The topology level a workload on this pool asks for, or None without TAS."""
-    return PODSET_LEVEL if uses_tas(cfg, pool) else None
+    if not uses_tas(cfg, pool):
+        return None
+    if pool.accelerator.family in _NVLINK_DOMAIN_FAMILIES:
+        return NVLINK_DOMAIN_LEVEL
+    return PODSET_LEVEL

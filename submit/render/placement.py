@@ -65,9 +65,12 @@ def compute_domain(spec: WorkloadSpec) -> dict[str, Any] | None:
                      "labels": {"app.kubernetes.io/managed-by": "accelstack",
                                 "accelstack.dev/workload": spec.name}},
         "spec": {
-            # The nodes that join the domain, as GKE's A4X page sets it (with the driver's
-            # default IMEXDaemonsWithDNSNames it only drives the domain's Ready status).
-            "numNodes": spec.parallelism * spec.replicas,
+            # Zero, as the pinned driver documents it (NVIDIA/k8s-dra-driver-gpu v25.12.0
+            # api/nvidia.com/resource/v1beta1/computedomain.go): with its default feature
+            # gate IMEXDaemonsWithDNSNames=true "this is recommended to be set to zero";
+            # a non-zero value only drives the domain's Ready status, and the field is
+            # deprecated (still required by the CRD). Nothing here waits on that status.
+            "numNodes": 0,
             "channel": {"resourceClaimTemplate": {"name": channel_template_name(spec)}},
         },
     }
