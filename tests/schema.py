@@ -86,8 +86,25 @@ def drop_nulls(value: Any) -> Any:
     return value
 
 
-def validate(obj: dict[str, Any]) -> None:
-    """Raise AssertionError naming the object and the failing path if it is invalid."""
+# The first Kubernetes release that serves resource.k8s.io/v1 (DRA GA): its objects are
+# validated against that release (or a later one the caller names), never skipped.
+DRA_V1_VERSION = "1.34.0"
+
+
+def _version_for(obj: dict[str, Any], k8s_version: str | None) -> str:
+    version = k8s_version or K8S_VERSION
+    if obj.get("apiVersion") == "resource.k8s.io/v1":
+        nums = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
+        if nums(version) < nums(DRA_V1_VERSION):
+            version = DRA_V1_VERSION
+    return version
+
+
+def validate(obj: dict[str, Any], k8s_version: str | None = None) -> None:
+    """Raise AssertionError naming the object and the failing path if it is invalid.
+    ``k8s_version``: the Kubernetes release the stack targets (default K8S_VERSION);
+    resource.k8s.io/v1 objects are checked against 1.34 at least, where that API starts."""
+    version = _version_for(obj, k8s_version)
     obj = drop_nulls(obj)
     api, kind = obj.get("apiVersion", ""), obj.get("kind", "")
     what = f"{kind} {obj.get('metadata', {}).get('name')}"
@@ -98,7 +115,7 @@ def validate(obj: dict[str, Any]) -> None:
             import kubernetes_validate
 
             try:
-                kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+                kubernetes_validate.validate(obj, version, strict=True)
                 return
             except kubernetes_validate.ValidationError as e:  # pragma: no cover - message
                 raise AssertionError(f"{what}: {e}") from None
@@ -114,6 +131,6 @@ def validate(obj: dict[str, Any]) -> None:
     import kubernetes_validate
 
     try:
-        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+        kubernetes_validate.validate(obj, version, strict=True)
     except kubernetes_validate.ValidationError as e:
         raise AssertionError(f"{what}: {'.'.join(map(str, e.path))}: {e.message}") from None

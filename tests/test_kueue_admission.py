@@ -129,10 +129,23 @@ def _tolerates(taint: dict[str, str], tolerations: list[dict[str, Any]]) -> bool
     return False
 
 
+def pod_requests(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod's requests as Kueue counts them (the API's effective pod requests): the sum of
+    its containers and native sidecars (init containers with restartPolicy Always)."""
+    total: dict[str, float] = {}
+    parts = list(pod["containers"]) + [c for c in pod.get("initContainers", [])
+                                       if c.get("restartPolicy") == "Always"]
+    for c in parts:
+        for r, v in ((c.get("resources") or {}).get("requests") or {}).items():
+            total[r] = total.get(r, 0) + _quantity(v, r)
+    return {r: (f"{v}Mi" if r == "memory" else str(round(v, 3))) for r, v in total.items()}
+
+
 def assign(cq: dict[str, Any], flavors: dict[str, dict[str, Any]], pod: dict[str, Any],
-           pods: int) -> dict[str, str]:
-    """resource -> flavor name, as Kueue assigns a pod set of ``pods`` pods (or raises)."""
-    requests = pod["containers"][0]["resources"]["requests"]
+           pods: int, extra: dict[str, int] | None = None) -> dict[str, str]:
+    """resource -> flavor name, as Kueue assigns a pod set of ``pods`` pods (or raises);
+    ``extra``: the pod's DRA device requests by quota resource (tests/test_kueue_dra.py)."""
+    requests = {**pod_requests(pod), **(extra or {})}
     out: dict[str, str] = {}
     for group in cq["spec"]["resourceGroups"]:
         wanted = [r for r in group["coveredResources"] if r in requests]
@@ -177,9 +190,10 @@ def test_every_render_is_admitted_on_its_own_pools_flavor(case: str) -> None:
         [jobset] = [o for o in render.render(spec) if o["kind"] == "JobSet"]
         [rj] = jobset["spec"]["replicatedJobs"]
         pod = rj["template"]["spec"]["template"]["spec"]
-        requests = pod["containers"][0]["resources"]["requests"]
-        assert {"cpu", "memory"} <= set(requests), requests
-        assert pod["containers"][0]["resources"]["limits"] == requests
+        main = pod["containers"][0]["resources"]
+        assert {"cpu", "memory"} <= set(main["requests"]), main
+        assert main["limits"] == main["requests"]
+        requests = pod_requests(pod)
         pods = rj["replicas"] * rj["template"]["spec"]["parallelism"]
         own = own_flavor(flavors, pool)
         for cq in cqs.values():  # every queue that holds quota of the pool admits it there

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from infra.config.stack import StackConfig
+from infra.specs import kueue_dra
 
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_NAMESPACE = "kueue-system"
@@ -52,11 +53,12 @@ KUEUE_VISIBILITY_PORT = 8082  # v0.19.2 chart: visibility-server Service targetP
 JOBSET_WEBHOOK_PORT = 9443  # v0.12.0 config/components/webhook/service.yaml targetPort
 
 
-def kueue_manager_config() -> dict[str, Any]:
+def kueue_manager_config(cfg: StackConfig) -> dict[str, Any]:
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) as the chart's
     managerConfig.controllerManagerConfigYaml: the chart's default settings (v0.19.2
-    values.yaml) with the managed namespaces and integrations scoped as above."""
-    return {
+    values.yaml) with the managed namespaces and integrations scoped as above, and the
+    device classes the stack's pods claim mapped to quota (infra/specs/kueue_dra.py)."""
+    config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
@@ -71,6 +73,10 @@ def kueue_manager_config() -> dict[str, Any]:
         "managedJobsNamespaceSelector": {"matchLabels": {MANAGED_NAMESPACE_LABEL: "true"}},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
     }
+    mappings = kueue_dra.device_class_mappings(cfg)
+    if mappings:
+        config["resources"] = {"deviceClassMappings": mappings}
+    return config
 
 
 def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
@@ -93,7 +99,7 @@ def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
             },
             "enablePrometheus": False,
             "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(
-                kueue_manager_config(), sort_keys=False)},
+                kueue_manager_config(cfg), sort_keys=False)},
         },
     }
 

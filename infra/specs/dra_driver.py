@@ -26,6 +26,11 @@ from typing import Any
 from infra.catalog.tables import GPU_ACCELERATOR_LABEL, GPU_TAINT
 from infra.config.stack import StackConfig
 
+FAMILY = "a4x"  # the GB200 NVL72 machines whose workloads run in ComputeDomains
+# The DeviceClass of a ComputeDomain's IMEX channel, which every pod of a multi-node A4X
+# workload claims (v25.12.0 cmd/compute-domain-controller/computedomain.go and the chart's
+# templates/deviceclass-compute-domain-default-channel.yaml).
+CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
 REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART = "nvidia-dra-driver-gpu"
 VERSION = "25.12.0"
@@ -39,7 +44,7 @@ ARM_TAINT_TOLERATION = {"key": ARCH_LABEL, "operator": "Equal", "value": "arm64"
 
 def a4x_nodes(cfg: StackConfig) -> int:
     return sum(p.count * p.accelerator.vms_per_slice for p in cfg.slices
-               if p.accelerator.family == "a4x")
+               if p.accelerator.family == FAMILY)
 
 
 def needed(cfg: StackConfig) -> bool:
@@ -50,7 +55,7 @@ def _a4x_accelerators(cfg: StackConfig) -> list[str]:
     out: list[str] = []
     for p in cfg.slices:
         label = p.accelerator.gke_accelerator
-        if p.accelerator.family == "a4x" and label and label not in out:
+        if p.accelerator.family == FAMILY and label and label not in out:
             out.append(label)
     return out
 

@@ -15,18 +15,21 @@ them (0 where it has none). A pod gets one flavor for all its resources: a TPU o
 never gets a CPU flavor (no chips there), and a CPU-only pod never gets an accelerator
 flavor, because those declare GKE's accelerator taint as ``nodeTaints`` and Kueue admits
 to a flavor only pods that tolerate its taints (flavorassigner.go); accelstack's
-accelerator pods carry the toleration.
+accelerator pods carry the toleration. Devices the pods claim through DRA (A4X IMEX
+channels, DRANET NICs) are quota too, in the same group, under their device class's name
+(infra/specs/kueue_dra.py says why Kueue needs them mapped and counted).
 Must not import pulumi.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from infra.catalog import tables as catalog
 from infra.catalog import pod_resources
-from infra.specs import tas
+from infra.specs import kueue_dra, tas
 from infra.config.addons import PRIORITY_CLASSES
 from infra.specs.addons import MANAGED_NAMESPACE_LABEL
 from infra.catalog.tables import GPU_RESOURCE, TPU_RESOURCE
@@ -58,6 +61,7 @@ class Flavor:
     memory_mi: int = 0  # accelerator flavors: the pod share of memory times their nodes
     node_taints: list[dict[str, str]] = field(default_factory=list)
     max_run_seconds: int | None = None  # queued flavors: the shortest of their pools
+    devices: dict[str, int] = field(default_factory=dict)  # DRA device class -> devices
 
     def cpu_memory(self, share: float) -> tuple[str | int, str]:
         """The flavor's cpu and memory quota, scaled by ``share`` of its main quota."""
@@ -119,6 +123,8 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
         if share is not None:
             f.cpu_milli += share.cpu_milli * vms_total(pool)
             f.memory_mi += share.memory_mi * vms_total(pool)
+        for cls, per_node in kueue_dra.devices_per_node(pool).items():
+            f.devices[cls] = f.devices.get(cls, 0) + per_node * vms_total(pool)
         f.pools.append(pool.name)
     for cls in cfg.slice_classes:
         f = _class_flavor(cls)
@@ -172,13 +178,19 @@ def _class_flavor(cls: SliceClass) -> Flavor:
     return f
 
 
+def _devices(f: Flavor, classes: list[str], share: float) -> dict[str, int]:
+    # Rounded up: devices come with nodes, so chips (not devices) stay the binding limit.
+    return {c: math.ceil(f.devices.get(c, 0) * share - 1e-9) for c in classes}
+
+
 def _resource_groups(flavor_list: list[Flavor], quota: dict[str, int],
-                     borrow: dict[str, int] | None) -> list[dict[str, Any]]:
+                     borrow: dict[str, int] | None, classes: list[str]
+                     ) -> list[dict[str, Any]]:
     """One group covering every resource of the stack (Kueue forbids a resource in two
     groups); each flavor lists them all, with 0 for the chips it does not have."""
     accelerators = [r for r in (TPU_RESOURCE, GPU_RESOURCE)
                     if any(f.resource == r for f in flavor_list)]
-    covered = accelerators + ["cpu", "memory"]
+    covered = accelerators + classes + ["cpu", "memory"]
     order = ([f for f in flavor_list if f.resource == "cpu"]
              + [f for r in accelerators for f in flavor_list if f.resource == r])
     entries = []
@@ -188,6 +200,7 @@ def _resource_groups(flavor_list: list[Flavor], quota: dict[str, int],
         amounts: dict[str, Any] = {r: 0 for r in accelerators}
         if f.resource != "cpu":
             amounts[f.resource] = quota.get(f.name, 0)
+        amounts.update(_devices(f, classes, share))
         amounts.update(cpu=cpu, memory=memory)
         resources: list[dict[str, Any]] = [{"name": r, "nominalQuota": amounts[r]}
                                            for r in covered]
@@ -197,6 +210,7 @@ def _resource_groups(flavor_list: list[Flavor], quota: dict[str, int],
             limits: dict[str, Any] = {r: 0 for r in accelerators}
             if f.resource != "cpu":
                 limits[f.resource] = borrow.get(f.name, 0)
+            limits.update(_devices(f, classes, limit))
             limits.update(cpu=b_cpu, memory=b_memory)
             for res in resources:
                 res["borrowingLimit"] = limits[res["name"]]
@@ -219,7 +233,8 @@ def _cluster_queue(cfg: StackConfig, name: str, namespace: str, flavor_list: lis
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
         "queueingStrategy": "BestEffortFIFO",
-        "resourceGroups": _resource_groups(flavor_list, quota, borrow),
+        "resourceGroups": _resource_groups(flavor_list, quota, borrow,
+                                           kueue_dra.device_classes(cfg)),
         "preemption": {"withinClusterQueue": "LowerPriority"},
     }
     if cfg.queues.teams:
