@@ -47,7 +47,9 @@ STACKS: dict[str, dict[str, Any]] = {
              "access": {"pretraining": "read-write"}}]}),
     # TPU v6e: two v6e-16 slices (4x4, 4 VMs each) with GKE managed DRANET.
     "v6e-dranet": _stack("us-east5", "us-east5-b", "trillium-dranet", [
-        {"accelerator": "v6e-16", "count": 2, "dranet": True}],
+        {"accelerator": "v6e-16", "count": 2, "dranet": True},
+        # single-host slices: pods in their own network namespace, which claim a NIC
+        {"accelerator": "v6e-8-1vm", "count": 2, "dranet": True}],
         gkeVersion="1.34.1-gke.1829001"),
     # TPU v6e with Pathways: two v6e-16 slices (4x4, 4 VMs each), the Pathways head pool
     # (one n2-standard-64) and its scratch bucket, and a dataset bucket jobs may mount.

@@ -19,6 +19,8 @@ How the harness records things that matter here:
 
 from __future__ import annotations
 
+import math
+
 import copy
 from collections import Counter
 from typing import Any
@@ -226,15 +228,19 @@ def _fl(name: str, covered: list[str], amounts: dict[str, Any],
 
 
 def _acc(name: str, covered: list[str], resource: str, chips: int, accel: str, nodes: int,
-         frac: float = 1.0, borrow: tuple[int, float] | None = None) -> dict[str, Any]:
+         frac: float = 1.0, borrow: tuple[int, float] | None = None,
+         devices: dict[str, int] | None = None) -> dict[str, Any]:
     """An accelerator flavor: its chips, and the pod share of CPU and memory of its nodes
-    (scaled by ``frac``; ``borrow`` is (chips, fraction))."""
+    (scaled by ``frac``; ``borrow`` is (chips, fraction)); ``devices``: DRA device class ->
+    devices of the whole flavor, scaled the same way (rounded up)."""
     cpu, mem = _share_of(accel, nodes, frac)
+    dev = {c: math.ceil(n * frac) for c, n in (devices or {}).items()}
     b = None
     if borrow is not None:
         b_cpu, b_mem = _share_of(accel, nodes, borrow[1])
-        b = {resource: borrow[0], "cpu": b_cpu, "memory": b_mem}
-    return _fl(name, covered, {resource: chips, "cpu": cpu, "memory": mem}, b)
+        b = {resource: borrow[0], "cpu": b_cpu, "memory": b_mem,
+             **{c: math.ceil(n * borrow[1]) for c, n in (devices or {}).items()}}
+    return _fl(name, covered, {resource: chips, "cpu": cpu, "memory": mem, **dev}, b)
 
 
 def _group(covered: list[str], *flavors: dict[str, Any]) -> dict[str, Any]:
@@ -309,7 +315,18 @@ def test_kueue_release(case: tuple[dict[str, Any], Evaluation]) -> None:
             "controllerManagerConfigYaml"]},
     }
     config = yaml.safe_load(inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
-    assert config == KUEUE_CONFIG
+    # The device classes the stack's pods claim are mapped, each to a quota resource of
+    # its own name (infra/specs/kueue_dra.py; tests/test_kueue_dra.py replays Kueue's check).
+    slices = raw.get("slices") or []
+    classes = sorted(
+        {"compute-domain-default-channel.nvidia.com" for p in slices
+         if str(p.get("accelerator", "")).startswith("gb200")}
+        | {"netdev.google.com" for p in slices if p.get("dranet")})
+    expected = dict(KUEUE_CONFIG)
+    if classes:
+        expected["resources"] = {"deviceClassMappings": [
+            {"name": c, "deviceClassNames": [c]} for c in classes]}
+    assert config == expected
 
 
 # The chart's default Configuration (v0.19.2 charts/kueue/values.yaml) with two changes:
@@ -560,16 +577,21 @@ def test_v6e_training_kueue_objects() -> None:
                     [], taints=[TPU_TAINT]),
         head: _rf(head, {"node.kubernetes.io/instance-type": "n2-standard-64",
                          CAP: "on-demand", POOL: "pathways-head"}, [])}
-    cov = [TPU, "cpu", "memory"]
+    # DRANET pools: their NICs are quota (Kueue counts claimed devices, infra/specs/kueue_dra.py)
+    netdev = "netdev.google.com"
+    cov = [TPU, netdev, "cpu", "memory"]
     nodes = 4 * 64  # four v6e-256 slices of 64 VMs
+    nics = {netdev: nodes}  # one NIC per pod, one pod per node
     # The head pool's quota stays with the shared queue (the team names no quota for it).
     assert _kind(ev, "ClusterQueue") == {
         "pretraining": _cq("pretraining", "pretraining", [_group(
             cov, _fl(head, cov, {"cpu": 128, "memory": "512Gi"}),
-            _acc(flavor, cov, TPU, 768, "v6e-256", nodes, 0.75))], cohort="trillium"),
+            _acc(flavor, cov, TPU, 768, "v6e-256", nodes, 0.75, devices=nics))],
+            cohort="trillium"),
         "evals": _cq("evals", "evals", [_group(
             cov, _fl(head, cov, {"memory": "0Gi"}, {"memory": "0Gi"}),
-            _acc(flavor, cov, TPU, 256, "v6e-256", nodes, 0.25, borrow=(256, 0.25)))],
+            _acc(flavor, cov, TPU, 256, "v6e-256", nodes, 0.25, borrow=(256, 0.25),
+                 devices=nics))],
             cohort="trillium"),
     }
     assert _kind(ev, "LocalQueue") == {

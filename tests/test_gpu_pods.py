@@ -10,6 +10,7 @@ import pytest
 
 import schema
 import stack_fixtures
+from infra.catalog import pod_resources
 from submit.render import gpu_net
 from submit.render.jobset import render
 from submit.render.build import build_spec
@@ -168,3 +169,26 @@ def test_multislice_on_single_host_slices_is_refused() -> None:
     one = build_spec(outputs, workload="w", accelerator="v5litepod-8-1vm", num_slices=1,
                      image="busybox:1.36")
     assert (one.replicas, one.parallelism) == (1, 1)
+
+
+@pytest.mark.parametrize("stack, accel, machine", [("a3mega", "h100-mega-80gb-8", "a3-megagpu-8g"),
+                                                   ("a3high", "h100-80gb-8", "a3-highgpu-8g")])
+def test_gpudirect_daemons_are_sized_and_the_pod_keeps_its_share(stack: str, accel: str,
+                                                                 machine: str) -> None:
+    # container-engine-accelerators@992db812 gpudirect-tcpx/nccl-test-latest-autopilot.yaml:
+    # the daemon requests cpu 1 and memory 2Gi (Autopilot makes limits equal requests).
+    pod = _pod(_objs(stack, accel))
+    [daemon] = pod["initContainers"]
+    sized = {"cpu": "1", "memory": "2048Mi"}
+    assert daemon["resources"] == {"requests": sized, "limits": sized}
+    # The workload container gives the daemon's part up: together they ask the pod's share
+    # of the node, the figure Kueue's quota holds per node (infra/specs/kueue.py).
+    share = pod_resources.pod_share(machine)
+    assert share is not None
+    main = pod["containers"][0]["resources"]["requests"]
+    assert pod_resources.cpu_milli(main["cpu"]) == share.cpu_milli - 1000
+    assert pod_resources.memory_mi(main["memory"]) == share.memory_mi - 2048
+    assert pod_resources.check_request(machine, share.cpu, None) == (
+        "--cpu", f"{share.cpu!r} is more than a pod on {machine} can have: at most "
+        f"{pod_resources.cpu_quantity(share.cpu_milli - 1000)} (node allocatable less 10% for "
+        "DaemonSets and the GPUDirect daemon's share)")

@@ -267,7 +267,7 @@ def test_golden_reads_as_asked(case: Path) -> None:
         assert job["parallelism"] == job["completions"] == args.get("num_nodes", 1)
 
     # Multislice env only for more than one TPU slice; exclusive placement per slice only
-    # for multi-host TPU slices; the hosts' network only for TPUs.
+    # for multi-host TPU slices; the hosts' network only for multi-host or multislice TPUs.
     multislice = pool.kind == "tpu" and rj["replicas"] > 1
     assert {"MEGASCALE_NUM_SLICES", "MEGASCALE_SLICE_ID",
             "MEGASCALE_COORDINATOR_ADDRESS"} <= set(env) if multislice else not any(
@@ -275,16 +275,17 @@ def test_golden_reads_as_asked(case: Path) -> None:
     exclusive = meta.get("annotations", {}).get(render_mod.EXCLUSIVE_TOPOLOGY)
     assert exclusive == ("cloud.google.com/gke-nodepool" if pool.kind == "tpu"
                          and pool.vms_per_slice > 1 else None)
-    if pool.kind != "tpu":
-        assert "hostNetwork" not in pod and "dnsPolicy" not in pod
+    if pool.kind != "tpu" or (pool.vms_per_slice == 1 and rj["replicas"] == 1):
+        assert "hostNetwork" not in pod and "dnsPolicy" not in pod  # one TPU VM: pod network
     else:
         assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
 
     # Placement and resources straight from the contract.
     assert pod["nodeSelector"] == dict(pool.node_selector)
     assert pod.get("tolerations", []) == [dict(t) for t in pool.tolerations]
-    # requests = limits: the chips, and CPU/memory sized from the machine (or as asked)
-    share = pod_resources.pod_share(pool.machine_type)
+    # requests = limits: the chips, and CPU/memory sized from the machine (or as asked),
+    # less a GPUDirect daemon sidecar's part
+    share = pod_resources.container_share(pool.machine_type)
     amounts: dict[str, str] = {}
     if pool.resource_name:
         amounts[pool.resource_name] = str(pool.chips_per_vm)
@@ -292,7 +293,7 @@ def test_golden_reads_as_asked(case: Path) -> None:
     memory = args.get("memory") or (share.memory if share else None)
     amounts.update({k: v for k, v in (("cpu", cpu), ("memory", memory)) if v})
     claims = [{"name": "compute-domain-channel"}] if multi_node_a4x else []
-    if pool.dranet:  # GKE managed DRANET: the node's extra NICs (submit/render/dranet.py)
+    if pool.dranet and not pod.get("hostNetwork"):  # DRANET's NICs (submit/render/dranet.py)
         claims.append({"name": "netdev"})
     if amounts:
         assert main["resources"] == {"requests": amounts, "limits": amounts,

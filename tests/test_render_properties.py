@@ -140,7 +140,7 @@ def test_shape_follows_the_pool(case: tuple[str, dict[str, Any]]) -> None:
         assert rj["replicas"] == 1
         assert job["parallelism"] == job["completions"] == args["num_nodes"]
     [main] = job["template"]["spec"]["containers"]
-    share = pod_resources.pod_share(pool.machine_type)
+    share = pod_resources.container_share(pool.machine_type)  # less a GPUDirect sidecar
     expected = {pool.resource_name: str(pool.chips_per_vm)} if pool.resource_name else {}
     if share is not None:
         expected.update(cpu=share.cpu, memory=share.memory)

@@ -61,6 +61,18 @@ RDMA_A4X_INSTALLER = Component(
 # gpudirect-tcpxo/nccl-test-latest.yaml; TCPXO README, release of Jan 9, 2026).
 TCPX_DAEMON = f"{_GAR}/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12"
 TCPXO_DAEMON = f"{_GAR}/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
+# What each daemon sidecar requests, and its limits (CPU millicores, memory MiB). The one
+# figure upstream gives is the same commit's Autopilot workload,
+# gpudirect-tcpx/nccl-test-latest-autopilot.yaml: the tcpx-daemon requests cpu 1 and
+# memory 2Gi (and 10Gi of ephemeral storage); Autopilot sets limits equal to requests, so
+# that is also the ceiling the daemon is known to run under. No TCPXO manifest of the
+# commit (nor its standard-cluster TCPX ones) sizes the daemon, so TCPXO gets the same.
+# The workload container gives these up from its share of the node
+# (infra/catalog/pod_resources.py container_share), so the pod still fits its quota.
+DAEMON_CPU_MILLI = 1000
+DAEMON_MEMORY_MI = 2048
+# The networking kinds whose pods run a daemon sidecar.
+DAEMON_NETWORKING = ("tcpx", "tcpxo")
 
 # networking kind (or "rdma-a4x") -> the manifests GKE's pages apply for it, in order.
 INSTALLERS: dict[str, tuple[Component, ...]] = {

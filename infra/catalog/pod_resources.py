@@ -12,9 +12,12 @@ pools for most of its vCPUs), so its CPU and memory are derived from the machine
    the next 8, 6% of the next 112 and 2% of any above 128 GiB.
 2. the pod gets allocatable less a headroom for the node's DaemonSets (GKE's logging,
    metrics, networking, metadata server and device plugins, image streaming's own memory
-   reservation, and accelstack's image cache and GPUDirect daemons): 10% of allocatable,
+   reservation, and accelstack's image cache): 10% of allocatable,
    and at least 1 vCPU and 2 GiB. GKE publishes no figure for those; 10% is a documented
    choice of ours, conservative for the large accelerator VMs.
+   On A3 High and A3 Mega the pod also runs the GPUDirect daemon as a sidecar; its
+   requests (gpudirect_release.py) come out of the workload container's part
+   (``container_share``), so the pod as a whole still asks exactly the share.
 3. requests = limits = that share (Guaranteed QoS: the kubelet evicts the pod last and a
    memory leak hits the pod's limit before the node's), unless ``--cpu``/``--memory`` say
    otherwise; a value above the share is refused, because the pod could never schedule.
@@ -31,7 +34,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from infra.catalog.tables import VmShape, vm_shape
+from infra.catalog import gpudirect_release
+from infra.catalog.tables import GPU_MODELS, VmShape, vm_shape
 
 HEADROOM_FRACTION = 0.10
 MIN_HEADROOM_MILLI = 1000
@@ -109,6 +113,27 @@ def pod_share(machine_type: str) -> PodShare | None:
     return PodShare(max(cpu, 0), max(mem, 0))
 
 
+def sidecar_share(machine_type: str) -> PodShare | None:
+    """What the GPUDirect daemon sidecar (TCPX, TCPXO) requests on this machine; None
+    where pods run no sidecar (infra/catalog/gpudirect_release.py has the figures)."""
+    for model in GPU_MODELS:
+        if (model.networking in gpudirect_release.DAEMON_NETWORKING
+                and machine_type in model.machines.values()):
+            return PodShare(gpudirect_release.DAEMON_CPU_MILLI,
+                            gpudirect_release.DAEMON_MEMORY_MI)
+    return None
+
+
+def container_share(machine_type: str) -> PodShare | None:
+    """The workload container's requests (and limits): the pod's share less its sidecar's,
+    so the whole pod (what Kueue counts) is still ``pod_share``."""
+    share = pod_share(machine_type)
+    side = sidecar_share(machine_type)
+    if share is None or side is None:
+        return share
+    return PodShare(share.cpu_milli - side.cpu_milli, share.memory_mi - side.memory_mi)
+
+
 # Our own small quantity parsing, not kubernetes.utils.parse_quantity: this runs on the
 # render path (`create --dry-run`, and infra/), which must not load the Kubernetes client
 # (tests/test_layers.py), and importing anything from the `kubernetes` package loads
@@ -141,7 +166,9 @@ def check_request(machine_type: str, cpu: str | None, memory: str | None
                   ) -> tuple[str, str] | None:
     """(option, problem) when --cpu or --memory asks more than a pod on this machine can
     have, or asks anything of a machine whose size is not published; None when fine."""
-    share = pod_share(machine_type)
+    share = container_share(machine_type)
+    why = ("node allocatable less 10% for DaemonSets"
+           + (" and the GPUDirect daemon's share" if sidecar_share(machine_type) else ""))
     for option, value in (("--cpu", cpu), ("--memory", memory)):
         if value is None:
             continue
@@ -153,12 +180,10 @@ def check_request(machine_type: str, cpu: str | None, memory: str | None
             asked = cpu_milli(value)
             if asked is not None and asked > share.cpu_milli:
                 return option, (f"{value!r} is more than a pod on {machine_type} can have: "
-                                f"at most {share.cpu} (node allocatable less 10% for "
-                                "DaemonSets)")
+                                f"at most {share.cpu} ({why})")
         else:
             asked_mi = memory_mi(value)
             if asked_mi is not None and asked_mi > share.memory_mi:
                 return option, (f"{value!r} is more than a pod on {machine_type} can have: "
-                                f"at most {share.memory} (node allocatable less 10% for "
-                                "DaemonSets)")
+                                f"at most {share.memory} ({why})")
     return None

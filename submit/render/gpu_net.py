@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.catalog.gpudirect_release import TCPX_DAEMON, TCPXO_DAEMON
+from infra.catalog import pod_resources
+from infra.catalog.gpudirect_release import (DAEMON_CPU_MILLI, DAEMON_MEMORY_MI, TCPX_DAEMON,
+                                             TCPXO_DAEMON)
 from submit.render.spec import WorkloadSpec
 
 NVIDIA_HOST = "/home/kubernetes/bin/nvidia"
@@ -58,6 +60,8 @@ TCPX_NCCL_ENV: tuple[tuple[str, str], ...] = (
      "eth1:22-35,126-139;eth2:22-35,126-139;eth3:74-87,178-191;eth4:74-87,178-191"),
     ("NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS", "500000"),
 )
+_DAEMON_RESOURCES = {"cpu": pod_resources.cpu_quantity(DAEMON_CPU_MILLI),
+                     "memory": f"{DAEMON_MEMORY_MI}Mi"}
 _GPU_DEVICES = [f"/dev/nvidia{i}" for i in range(8)] + ["/dev/nvidiactl", "/dev/nvidia-uvm"]
 
 
@@ -99,6 +103,9 @@ def _daemon(name: str, image: str, command: list[str], caps: list[str],
         # in container-engine-accelerators' gpudirect-tcpx(o) manifests; render.py drops
         # every other capability.
         "securityContext": {"capabilities": {"add": caps}},
+        # Requests = limits (the pod stays Guaranteed like its workload container), sized
+        # as infra/catalog/gpudirect_release.py says; the workload container gives them up.
+        "resources": {"requests": dict(_DAEMON_RESOURCES), "limits": dict(_DAEMON_RESOURCES)},
         "env": [{"name": "LD_LIBRARY_PATH", "value": LD_PATH}],
         "volumeMounts": mounts,
     }

@@ -114,7 +114,7 @@ def _resources(spec: WorkloadSpec) -> dict[str, Any]:
     amounts: dict[str, str] = {}
     if pool.resource_name:
         amounts[pool.resource_name] = str(pool.chips_per_vm)
-    share = pod_resources.pod_share(pool.machine_type)
+    share = pod_resources.container_share(pool.machine_type)  # less a GPUDirect sidecar
     cpu = spec.cpu or (share.cpu if share else None)
     memory = spec.memory or (share.memory if share else None)
     if cpu:
