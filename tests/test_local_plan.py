@@ -199,3 +199,42 @@ def test_malformed_exported_files_name_the_missing_field(doc: dict[str, Any],
     with pytest.raises(lp.PlanError) as e:
         lp.split_objects([doc], "--from")
     assert (e.value.option, e.value.message) == ("--from", message)
+
+
+@pytest.mark.parametrize("stack, accel, names", [
+    ("a3high", "h100-80gb-8", ["nvidia-libs", "tcpx-socket"]),
+    ("a3mega", "h100-mega-80gb-8", ["aperture-devices", "nvidia"]),
+    ("a4", "b200-8", ["gib", "nvidia"]),
+])
+def test_gpu_plumbing_volumes_get_stand_ins(stack: str, accel: str, names: list[str]) -> None:
+    # The node's driver libraries and GPUDirect files (submit.render.gpu_net) exist only on
+    # a GKE GPU node: run-local gives them empty directories without any --local-mount, and
+    # says so in one note.
+    spec = build_spec(stack_fixtures.outputs(stack), workload="w", accelerator=accel,
+                      num_nodes=1, image="x:1", command="python3 train.py")
+    plan = lp.build(render(spec), lp.Options(run_dir="/r", cwd="/c"), 0, lambda: 1)
+    [proc] = plan.processes
+    for name in names:
+        assert f"/r/volumes/{proc.hostname}/{name}" in plan.dirs
+    [note] = [n for n in plan.notes if n.startswith("GPU node volumes")]
+    assert note == (f"GPU node volumes {', '.join(names)} are empty stand-in directories (the "
+                    "node's drivers and GPUDirect files exist only on GKE GPU nodes; pass "
+                    "--local-mount NAME=DIR to use your own)")
+    # The NCCL settings script the command sources is there (empty), so the shell goes on.
+    script = proc.argv[-1].split(";")[0].removeprefix(". ")
+    if script != proc.argv[-1]:
+        assert script in dict(plan.files)
+
+
+def test_a_users_own_host_path_still_needs_a_local_mount() -> None:
+    spec = build_spec(stack_fixtures.outputs("a3high"), workload="w", accelerator="h100-80gb-8",
+                      num_nodes=1, image="x:1", command="true")
+    objs = render(spec)
+    pod = objs[-1]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["volumes"].append({"name": "nvidia", "hostPath": {"path": "/opt/my-drivers"}})
+    pod["volumes"] = [v for v in pod["volumes"] if v["name"] != "nvidia-libs"]
+    pod["volumes"].append({"name": "nvidia-libs", "hostPath": {"path": "/opt/other"}})
+    with pytest.raises(lp.PlanError) as e:
+        lp.build(objs, lp.Options(run_dir="/r", cwd="/c"), 0, lambda: 1)
+    assert e.value.option == "--local-mount"
+    assert "volume 'nvidia-libs' (hostPath)" in e.value.message

@@ -271,8 +271,13 @@ def _process(w: _Workload, pod: Pod, ports: list[int], files: dict[str, str],
     if not cmd:
         raise PlanError("--command", "the container has no command: run-local runs the "
                         "command on this machine and cannot use the image's entrypoint")
+    stand_ins: set[str] = set()
     mounts = local_mounts(_pod_spec(pod), container, pod, w.cms, dict(w.opts.mounts),
-                          w.opts.run_dir, files, dirs)
+                          w.opts.run_dir, files, dirs, stand_ins)
+    if stand_ins:
+        notes.add(f"GPU node volumes {', '.join(sorted(stand_ins))} are empty stand-in "
+                  "directories (the node's drivers and GPUDirect files exist only on GKE "
+                  "GPU nodes; pass --local-mount NAME=DIR to use your own)")
     moved = port_vars(env, w.hosts)
     env = [(k, moved.get(k) or rewrite_paths(w.hosts.rewrite(v), mounts))
            if k not in secret else (k, v) for k, v in env]

@@ -11,14 +11,24 @@ from typing import Any, Mapping, Sequence
 
 from submit.local.errors import PlanError
 from submit.local.pods import Pod
+from submit.render.gpu_net import NCCL_ENV_SCRIPT, PLUMBING_VOLUMES
+
+
+def is_plumbing(volume: Mapping[str, Any]) -> bool:
+    """A hostPath volume the renderer adds for a GPU node's plumbing (submit.render.gpu_net):
+    same name and host path. The user's own hostPath volumes are not."""
+    path = (volume.get("hostPath") or {}).get("path")
+    return path is not None and PLUMBING_VOLUMES.get(str(volume.get("name"))) == path
 
 
 def local_mounts(pod_spec: dict[str, Any], container: dict[str, Any], pod: Pod,
                  cms: Mapping[str, dict[str, Any]], mounts: Mapping[str, str], run_dir: str,
-                 files: dict[str, str], dirs: list[str]) -> list[tuple[str, str]]:
+                 files: dict[str, str], dirs: list[str], stand_ins: set[str] | None = None
+                 ) -> list[tuple[str, str]]:
     """(mount path, local directory) for each of the container's mounts; ``mounts`` are the
     --local-mount directories by volume name. ConfigMap files go into ``files`` and emptyDir
-    directories into ``dirs``."""
+    directories into ``dirs``; GPU plumbing volumes get an empty directory each (also in
+    ``dirs``), and their names go into ``stand_ins``."""
     volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
     out = []
     for m in container.get("volumeMounts") or []:
@@ -42,6 +52,17 @@ def local_mounts(pod_spec: dict[str, Any], container: dict[str, Any], pod: Pod,
         elif "emptyDir" in vol:
             local = f"{run_dir}/volumes/{pod.hostname}/{name}"  # one per pod
             dirs.append(local)
+        elif is_plumbing(vol):
+            # The node's drivers and GPUDirect files exist only on a GKE GPU node, and the
+            # sidecars that use them are not run here: an empty directory stands in.
+            local = f"{run_dir}/volumes/{pod.hostname}/{name}"
+            dirs.append(local)
+            for script in NCCL_ENV_SCRIPT.values():  # the command sources it: keep it there
+                if script.startswith(path.rstrip("/") + "/"):
+                    files[local + script[len(path.rstrip("/")):]] = (
+                        "# run-local stand-in for the NCCL settings of a GKE GPU node\n")
+            if stand_ins is not None:
+                stand_ins.add(name)
         else:
             kinds = sorted(k for k in vol if k != "name") or ["undefined"]
             raise PlanError("--local-mount", f"volume {name!r} ({', '.join(kinds)}) mounted at "

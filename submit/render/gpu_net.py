@@ -60,6 +60,14 @@ TCPX_NCCL_ENV: tuple[tuple[str, str], ...] = (
      "eth1:22-35,126-139;eth2:22-35,126-139;eth3:74-87,178-191;eth4:74-87,178-191"),
     ("NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS", "500000"),
 )
+# The node's GPU plumbing the pods mount from the host: volume name -> host path. Only GKE
+# GPU nodes have them (driver libraries, gIB, the GPUDirect sockets and devices, and the
+# sysfs the daemons program); `submit workload run-local` gives them empty stand-ins.
+PLUMBING_VOLUMES: dict[str, str] = {
+    "nvidia-libs": f"{NVIDIA_HOST}/lib64", "nvidia": NVIDIA_HOST,
+    "gib": "/home/kubernetes/bin/gib", "tcpx-socket": "/run/tcpx",
+    "aperture-devices": "/dev/aperture_devices", "sys": "/sys", "proc-sys": "/proc/sys",
+}
 _DAEMON_RESOURCES = {"cpu": pod_resources.cpu_quantity(DAEMON_CPU_MILLI),
                      "memory": f"{DAEMON_MEMORY_MI}Mi"}
 _GPU_DEVICES = [f"/dev/nvidia{i}" for i in range(8)] + ["/dev/nvidiactl", "/dev/nvidia-uvm"]
@@ -76,8 +84,8 @@ def _devices(extra: list[str]) -> str:
     return "".join(f"- path: {d}\n" for d in _GPU_DEVICES + extra)
 
 
-def _host_volume(name: str, path: str) -> dict[str, Any]:
-    return {"name": name, "hostPath": {"path": path}}
+def _host_volume(name: str) -> dict[str, Any]:
+    return {"name": name, "hostPath": {"path": PLUMBING_VOLUMES[name]}}
 
 
 def _main(pod: dict[str, Any]) -> dict[str, Any]:
@@ -126,9 +134,7 @@ def decorate(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]) 
                   {"name": "proc-sys", "mountPath": "/hostprocsysfs"}]
     if kind == "tcpx":
         annotations["devices.gke.io/container.tcpx-daemon"] = _devices([])
-        volumes += [_host_volume("nvidia-libs", f"{NVIDIA_HOST}/lib64"),
-                    _host_volume("tcpx-socket", "/run/tcpx"),
-                    _host_volume("sys", "/sys"), _host_volume("proc-sys", "/proc/sys")]
+        volumes += [_host_volume(n) for n in ("nvidia-libs", "tcpx-socket", "sys", "proc-sys")]
         pod["initContainers"] = [_daemon(
             "tcpx-daemon", TCPX_DAEMON,
             ["/tcpgpudmarxd/build/app/tcpgpudmarxd", "--gpu_nic_preset", "a3vm",
@@ -143,9 +149,7 @@ def decorate(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]) 
     elif kind == "tcpxo":
         annotations["devices.gke.io/container.tcpxo-daemon"] = _devices(
             ["/dev/dmabuf_import_helper"])
-        volumes += [_host_volume("nvidia", NVIDIA_HOST),
-                    _host_volume("aperture-devices", "/dev/aperture_devices"),
-                    _host_volume("sys", "/sys"), _host_volume("proc-sys", "/proc/sys")]
+        volumes += [_host_volume(n) for n in ("nvidia", "aperture-devices", "sys", "proc-sys")]
         daemon = _daemon(
             "tcpxo-daemon", TCPXO_DAEMON,
             # Every upstream manifest makes the entrypoint executable before running it; the
@@ -169,8 +173,7 @@ def decorate(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]) 
                         {"name": "NCCL_LIB_DIR", "value": LD_PATH}]
         _wrap_command(main, NCCL_ENV_SCRIPT["tcpxo"])
     elif kind == "rdma":
-        volumes += [_host_volume("nvidia", NVIDIA_HOST),
-                    _host_volume("gib", "/home/kubernetes/bin/gib")]
+        volumes += [_host_volume(n) for n in ("nvidia", "gib")]
         main["volumeMounts"] += [{"name": "nvidia", "mountPath": "/usr/local/nvidia"},
                                  {"name": "gib", "mountPath": "/usr/local/gib"}]
         _wrap_command(main, NCCL_ENV_SCRIPT["rdma"])
