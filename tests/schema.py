@@ -91,6 +91,15 @@ def drop_nulls(value: Any) -> Any:
 DRA_V1_VERSION = "1.34.0"
 
 
+def stack_version(gke_version: str | None) -> str:
+    """The Kubernetes release a stack targets: its pinned GKE minor (1.34.1-gke.1 -> 1.34.0),
+    or K8S_VERSION when a release channel chooses."""
+    if not gke_version:
+        return K8S_VERSION
+    major, minor = gke_version.split(".")[:2]
+    return f"{major}.{minor}.0"
+
+
 def _version_for(obj: dict[str, Any], k8s_version: str | None) -> str:
     version = k8s_version or K8S_VERSION
     if obj.get("apiVersion") == "resource.k8s.io/v1":

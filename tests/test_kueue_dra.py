@@ -179,8 +179,6 @@ def replay(ev: Evaluation, renders: list[tuple[Any, list[dict[str, Any]]]]) -> i
             claiming += bool(devices)
             pods = rj["replicas"] * rj["template"]["spec"]["parallelism"]
             assign(cq, flavors, pod, pods, {k: str(v) for k, v in devices.items()})
-        for t in templates.values():
-            schema.validate(t, "1.34.0")  # resource.k8s.io/v1: served from Kubernetes 1.34
     return claiming
 
 
@@ -260,3 +258,34 @@ def test_a_pod_naming_a_resource_claim_is_caught() -> None:
     pod["resourceClaims"] = [{"name": "netdev", "resourceClaimName": "shared"}]
     with pytest.raises(Refused, match="does not support use of resource claims"):
         replay(ev, [(pool, objs)])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_claims_and_templates_validate_at_the_stacks_kubernetes_version(case: str) -> None:
+    # resource.k8s.io/v1 objects and pods with claims, against the release the stack pins
+    # (never below 1.34, where resource.k8s.io/v1 starts), with no skip.
+    ev = _evaluate(case)
+    version = schema.stack_version(ev.config.gke_version)
+    templates = _stack_templates(ev)
+    for t in templates.values():
+        schema.validate(t, version)
+    for _pool, rendered in _renders(ev):
+        for obj in rendered:
+            schema.validate(obj, version)
+            if obj["kind"] == "ComputeDomain":
+                schema.validate(_compute_domain_template(obj), version)
+            if obj["kind"] == "JobSet":
+                for rj in obj["spec"]["replicatedJobs"]:
+                    spec = rj["template"]["spec"]["template"]["spec"]
+                    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                           "spec": spec}
+                    schema.validate(pod, version)
+
+
+def test_resource_claim_templates_are_not_checked_below_1_34() -> None:
+    [t] = [t for t in _stack_templates(_evaluate("dranet-single-host")).values()][:1]
+    schema.validate(t, "1.33.0")  # raised to 1.34, where resource.k8s.io/v1 is served
+    import kubernetes_validate
+
+    with pytest.raises(Exception):
+        kubernetes_validate.validate(schema.drop_nulls(t), "1.33.0", strict=True)
