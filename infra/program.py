@@ -56,7 +56,7 @@ def raw_config() -> tuple[dict[str, Any], set[str]]:
         ns, _, name = key.partition(":")
         if ns != NAMESPACE or not name:
             continue
-        out[name] = decode_config_value(value)
+        out[name] = decode_config_value(value, name)
         if key in secret or rc.is_config_secret(key):
             secret_keys.add(name)
             out[name] = hide(out[name])

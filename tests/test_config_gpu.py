@@ -114,3 +114,13 @@ def test_a4x_on_a_release_channel_alone_is_refused(channel: str | None) -> None:
                               "channel alone may run an older version"]
     raw["gkeVersion"] = "1.34"
     assert config.parse(raw).gke_version == "1.34"
+
+
+@pytest.mark.parametrize("text", ["1.34", "1.30", "1.34.1-gke.1829001"])
+def test_a_pinned_version_reaches_the_program_as_written(text: str) -> None:
+    # Pulumi hands the YAML string "1.34" over raw, as it would the number 1.34: decoding it
+    # as JSON would make it 1.34 (or 1.3 from "1.30"), which is not a version string.
+    from infra.config.secrets import decode_config_value
+
+    assert decode_config_value(text, "gkeVersion") == text
+    assert decode_config_value("1.30", "other") == 1.3  # structured keys still decode

@@ -50,10 +50,16 @@ def hide(value: object) -> object:
     return SecretStr(value) if isinstance(value, str) else value
 
 
-def decode_config_value(value: Any) -> Any:
+# Keys whose values are strings that read as JSON numbers: Pulumi hands a YAML string
+# `"1.34"` over raw, exactly as it hands the number 1.34, so decoding would turn the pinned
+# version into 1.34 (and "1.30" into 1.3). They are never decoded.
+PLAIN_STRING_KEYS = frozenset({"gkeVersion"})
+
+
+def decode_config_value(value: Any, name: str = "") -> Any:
     """A config value as Pulumi hands it to a program or a policy pack: structured values
-    JSON-encoded, plain strings as they are."""
-    if not isinstance(value, str):
+    JSON-encoded, plain strings as they are. ``name``: the key without its namespace."""
+    if not isinstance(value, str) or name in PLAIN_STRING_KEYS:
         return value
     try:
         return json.loads(value)

@@ -72,7 +72,8 @@ def _plain(value: Any) -> Any:
 
 def stack_config() -> tuple[StackConfig | None, list[policy.Item]]:
     """The parsed ``accelstack`` config (None if it does not parse) and every key as items."""
-    env = {k: decode_config_value(v) for k, v in runtime_config.get_config_env().items()}
+    env = {k: decode_config_value(v, k.partition(":")[2])
+           for k, v in runtime_config.get_config_env().items()}
     raw = {}
     for key, value in env.items():
         ns, _, name = key.partition(":")
