@@ -123,8 +123,8 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
         if share is not None:
             f.cpu_milli += share.cpu_milli * vms_total(pool)
             f.memory_mi += share.memory_mi * vms_total(pool)
-        for cls, per_node in kueue_dra.devices_per_node(pool).items():
-            f.devices[cls] = f.devices.get(cls, 0) + per_node * vms_total(pool)
+        for device_class, per_node in kueue_dra.devices_per_node(pool).items():
+            f.devices[device_class] = f.devices.get(device_class, 0) + per_node * vms_total(pool)
         f.pools.append(pool.name)
     for cls in cfg.slice_classes:
         f = _class_flavor(cls)
