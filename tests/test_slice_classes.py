@@ -152,6 +152,27 @@ def test_compute_class_objects_validate_and_try_capacity_in_order() -> None:
         {"name": "v6e-a", "project": "shared-res", "zones": ["us-east5-b"]}]}
     assert rules[0]["tpu"] == {"type": "tpu-v6e-slice", "count": 4, "topology": "4x4"}
     assert all(r["nodeLabels"] == {"accelstack.dev/capacity": "class"} for r in rules)
+    # v6e hosts boot from Hyperdisk only: a created pool left to GKE's pd-balanced default
+    # would be refused by Compute Engine.
+    assert all(r["storage"]["bootDiskType"] == "hyperdisk-balanced" for r in rules)
+
+
+def test_every_created_pool_boots_from_a_disk_its_machine_takes() -> None:
+    from infra.catalog import boot_disks
+
+    seen = 0
+    for path in STACK_FILES:
+        ev = harness.evaluate_file(path)
+        objs = {o["metadata"]["name"]: o for o in _class_objects(ev).values()}
+        for cls in ev.config.slice_classes:
+            rules = objs[cls.name]["spec"]["priorities"]
+            # priorities: each capacity entry, then each shape within it
+            for i, rule in enumerate(rules):
+                machine = cls.shapes[i % len(cls.shapes)].machine_type
+                assert rule["storage"]["bootDiskType"] in (boot_disks.allowed(machine) or ()), \
+                    (path.name, cls.name, machine)
+                seen += 1
+    assert seen
 
 
 @pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.catalog import boot_disks
 from infra.catalog.tables import Accelerator
 from infra.config.slice_classes import ClassCapacity, SliceClass
 from infra.specs.slice_classes import placement
@@ -82,12 +83,18 @@ def priorities(cls: SliceClass) -> list[dict[str, Any]]:
             if cls.taints:
                 rule["taints"] = [{"key": t.key, "value": t.value, "effect": t.effect}
                                   for t in cls.taints]
+            # The boot disk type the machine series takes (infra/catalog/boot_disks.py):
+            # left to GKE, a created pool would get pd-balanced, which Compute Engine
+            # refuses on Hyperdisk-only series such as v6e (storage.bootDiskType, GKE >=
+            # 1.31.2-gke.1105000, below the TPU-in-a-class floor; About custom compute classes).
+            storage: dict[str, Any] = {"bootDiskType": boot_disks.default(shape.machine_type)}
             if cls.boot_disk_image:
                 disk: dict[str, Any] = {"diskImageName": cls.boot_disk_image,
                                         "mode": IMAGE_CACHE_MODE}
                 if cls.boot_disk_project:
                     disk["project"] = cls.boot_disk_project
-                rule["storage"] = {"secondaryBootDisks": [disk]}
+                storage["secondaryBootDisks"] = [disk]
+            rule["storage"] = storage
             rules.append(rule)
     return rules
 
