@@ -103,8 +103,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
                             service_account=gke.service_account_email)
     if cfg.registry is not None:
+        # Artifact Registry's API first (infra/specs/services.py): on a fresh project the
+        # repository is otherwise created before the API it needs is on.
         WorkloadRegistry("workloads", cfg.registry, labels=dict(cfg.labels),
-                         node_service_account=gke.service_account_email)
+                         node_service_account=gke.service_account_email, opts=after_apis)
     if cfg.pathways is not None:
         # Pathways pods run on the host network and so as the nodes (infra/specs/pathways.py).
         PathwaysAccess("pathways", cfg, node_service_account=gke.service_account_email,

@@ -146,10 +146,12 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
 # API was off, and image streaming (every pool) silently needs containerfilesystem.
 def test_project_services_come_first(stack: Evaluation) -> None:
     services = {harness._plain(r.inputs)["service"]: r for r in stack.of_type(SERVICE)}
-    assert sorted(services) == sorted(
-        ["compute.googleapis.com", "container.googleapis.com",
-         "containerfilesystem.googleapis.com", "iam.googleapis.com"]
-        + storage_spec.services(stack.config))  # storage, file, ... for declared stores
+    assert sorted(services) == sorted({
+        "compute.googleapis.com", "container.googleapis.com",
+         "containerfilesystem.googleapis.com", "iam.googleapis.com",
+        *(["artifactregistry.googleapis.com"] if stack.config.registry else []),
+        *storage_spec.services(stack.config),  # storage, file, ... for declared stores
+        *(["storage.googleapis.com"] if stack.config.pathways else [])})
     for r in services.values():
         inputs = harness._plain(r.inputs)
         assert inputs["project"] == stack.config.project

@@ -246,6 +246,22 @@ def test_project_number_from_config_skips_the_lookup() -> None:
     assert "lustreCsiDriverConfig" not in cluster["addonsConfig"]
 
 
+# Was: only created instances enabled their product's API; the GKE guides for existing
+# instances list it under "Before you begin" too (infra/specs/storage.py SERVICES).
+# servicenetworking stays tied to the private services access connection the stack creates.
+def test_referenced_vpc_stores_enable_their_api_but_not_service_networking() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["storage"] = {"stores": [STORES[5], {
+        "name": "old-ps", "kind": "parallelstore", "create": False, "instance": "ps",
+        "location": "us-east5-b", "accessPoints": ["10.1.2.4"], "capacityGib": 12000,
+        "access": {"evals": "read-only"}}]}
+    ev = harness.evaluate(raw, "referenced")
+    services = {i["service"] for i in _of(ev, "gcp:projects/service:Service").values()}
+    assert {"file.googleapis.com", "parallelstore.googleapis.com"} <= services
+    assert "servicenetworking.googleapis.com" not in services
+    assert ev.of_type("gcp:servicenetworking/connection:Connection") == []
+
+
 def test_a_stack_without_storage_still_has_job_accounts() -> None:
     ev = harness.evaluate(copy.deepcopy(BASE), "plain")
     assert len(ev.of_type("kubernetes:core/v1:ServiceAccount")) == 2

@@ -34,12 +34,17 @@ CSI_DRIVERS = {"filestore": "filestore.csi.storage.gke.io",
 CSI_ADDONS = {"filestore": "gcp_filestore_csi_driver_config",
               "parallelstore": "parallelstore_csi_driver_config",
               "lustre": "lustre_csi_driver_config"}
-# APIs per kind: storage for buckets; file, parallelstore and lustre for the instances;
-# servicenetworking for the private services access connection they use.
+# APIs per kind: storage for buckets; file, parallelstore and lustre for the instances. The
+# GKE guides for EXISTING instances list the product's API under "Before you begin" as well
+# ("Enable the Parallelstore API and the Google Kubernetes Engine API", GKE
+# parallelstore-csi-existing-instance; likewise the Filestore and Managed Lustre guides), so
+# a referenced store enables it too (it lives in the stack's project: its volume handle names
+# that project). servicenetworking only where the stack creates the private services access
+# connection its instances use (gcp.servicenetworking.Connection).
 SERVICES = {"gcs": ("storage.googleapis.com",),
-            "filestore": ("file.googleapis.com", "servicenetworking.googleapis.com"),
-            "parallelstore": ("parallelstore.googleapis.com", "servicenetworking.googleapis.com"),
-            "lustre": ("lustre.googleapis.com", "servicenetworking.googleapis.com")}
+            "filestore": ("file.googleapis.com",),
+            "parallelstore": ("parallelstore.googleapis.com",),
+            "lustre": ("lustre.googleapis.com",)}
 # Managed Lustre's LNet port. GKE nodes from 1.33.2-gke.4655000 no longer clash with the
 # metadata server on it, so instances are created without gke-support-enabled (which moves
 # them to 6988) and the CSI driver without the legacy port (LustreCsiDriverConfig
@@ -64,9 +69,11 @@ def namespaces(cfg: StackConfig) -> list[str]:
 def services(cfg: StackConfig) -> list[str]:
     out: list[str] = []
     for store in cfg.storage.stores:
-        for s in SERVICES[store.kind] if store.create or store.kind == "gcs" else ():
+        for s in SERVICES[store.kind]:
             if s not in out:
                 out.append(s)
+    if cfg.storage.needs_private_service_access:
+        out.append(PSA_SERVICE)
     return out
 
 
