@@ -741,7 +741,8 @@ def _is_module(root: Any, name: str) -> bool:
 def test_config_layers_import_only_layers_below(module: str) -> None:
     below = set(CONFIG_LAYERS[:CONFIG_LAYERS.index(module)])
     # Shared pure tables any layer may read.
-    allowed = below | {"infra.catalog.tables", "infra.contract.images", "infra.catalog.machine_shapes", "infra.config.secrets"}
+    allowed = below | {"infra.catalog.tables", "infra.contract.images", "infra.catalog.machine_shapes",
+                       "infra.config.secrets", "infra.catalog.gke_versions"}
     assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
 
 
