@@ -29,6 +29,7 @@ _COMPUTEDOMAINS = re.compile(
     r"^/apis/resource\.nvidia\.com/v1beta1/namespaces/([^/]+)/computedomains/([^/]+)$")
 _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$")
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
+_NODES = "/api/v1/nodes"
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 _EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
 _LOCALQUEUE = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/localqueues/([^/]+)$")
@@ -61,6 +62,7 @@ class State:
     computedomains: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     workloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     pods: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # "nodes" in forbidden: 403
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     localqueues: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -226,6 +228,13 @@ class _Handler(BaseHTTPRequestHandler):
         if (m := _WORKLOADS.match(url.path)) and method == "GET":
             return self._send(200, {"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2",
                                     "items": st.workloads.get(m.group(1), [])})
+        if url.path == _NODES and method == "GET":
+            if "nodes" in st.forbidden:
+                return self._status(403, 'nodes is forbidden: User "x" cannot list resource '
+                                    '"nodes" at the cluster scope', "Forbidden")
+            items = [n for n in st.nodes
+                     if _matches(n["metadata"].get("labels", {}), q.get("labelSelector"))]
+            return self._send(200, {"kind": "NodeList", "apiVersion": "v1", "items": items})
         if (m := _PODS.match(url.path)) and method == "GET":
             items = [p for p in st.pods.get(m.group(1), [])
                      if _matches(p["metadata"].get("labels", {}), q.get("labelSelector"))]

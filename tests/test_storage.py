@@ -198,14 +198,18 @@ def test_persistent_volumes(ev: Evaluation) -> None:
             "modeInstance/us-east5-b/trillium-scratch/vol1",
             {"ip": "10.200.0.2", "volume": "vol1"}),
         _pv("fast", "evals", "ReadOnlyMany", "12000Gi", ps, ps_handle,
-            {"accessPoints": points, "network": "trillium-net"}),
+            {"accessPoints": points, "network": "trillium-net", "mountLocality": "pod"}),
         _pv("fast", "pretraining", "ReadWriteMany", "12000Gi", ps, ps_handle,
-            {"accessPoints": points, "network": "trillium-net"}),
+            {"accessPoints": points, "network": "trillium-net", "mountLocality": "pod"}),
         _pv("lfs", "evals", "ReadWriteMany", "18000Gi", "lustre.csi.storage.gke.io",
             f"{PROJECT}/us-east5-b/trillium-lfs", {"ip": "10.200.0.6", "filesystem": "lfs1"}),
         _pv("old-nfs", "evals", "ReadOnlyMany", "2048Gi", fs,
             "modeInstance/us-east5-b/legacy/data", {"ip": "10.1.2.3", "volume": "data"}),
     ]
+    # The Parallelstore CSI driver reference's PV: the provisioned-by annotation, and the
+    # mount mode said ("pod": the sidecar pods ask for, submit/render/mounts.py).
+    for pv in expected[1:3]:
+        pv["metadata"]["annotations"] = {"pv.kubernetes.io/provisioned-by": ps}
     assert _k8s(ev, "PersistentVolume") == {
         f"persistentvolume-{pv['metadata']['name']}": pv for pv in expected}
     claims = _k8s(ev, "PersistentVolumeClaim")

@@ -74,3 +74,18 @@ def effective(release_channel: str | None, gke_version: str | None,
 def node_version(kubelet_version: str) -> GkeVersion:
     """A version a node reports (``status.nodeInfo.kubeletVersion``)."""
     return GkeVersion(kubelet_version.lstrip("v"), "the nodes' version")
+
+
+# Floors read by both the stack config and the submitter (the others live beside the rule
+# that checks them: infra/config/slices.py, infra/config/gpu.py).
+# Lustre instances are created without gke-support-enabled, so nodes must be new enough to
+# use Lustre's own port: "no longer required as of GKE node version 1.33.2-gke.4655000"
+# (GKE API LustreCsiDriverConfig.enable_legacy_lustre_port).
+LUSTRE = "1.33.2-gke.4655000"
+# Arm nodes mount Managed Lustre from 1.34.1-gke.2541000 (GKE concepts/managed-lustre,
+# Limitations: "for the ARM architecture ... 1.34.1-gke.2541000 or later").
+LUSTRE_ARM = "1.34.1-gke.2541000"
+# Pods on the hosts' network authenticate the GCS FUSE sidecar with the pod's own service
+# account (volume attribute hostNetworkPodKSA) from 1.33.3-gke.1226000 on Standard clusters
+# (GoogleCloudPlatform/gcs-fuse-csi-driver docs/releases.md, "Host networking support").
+GCSFUSE_HOST_NETWORK = "1.33.3-gke.1226000"

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from infra.catalog import gke_versions
 from infra.catalog.gke_versions import GkeVersion, below
 from infra.config.addons import Queues
 from infra.config.slices import SlicePool
@@ -43,10 +44,8 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _PROJECT_NUMBER = re.compile(r"^[1-9][0-9]{5,19}\Z")
 
-# Lustre instances are created without gke-support-enabled, so GKE nodes must be new
-# enough to use Lustre's own port: "no longer required as of GKE node version
-# 1.33.2-gke.4655000" (GKE API LustreCsiDriverConfig.enable_legacy_lustre_port).
-MIN_VERSION_LUSTRE = "1.33.2-gke.4655000"
+# Managed Lustre's version floors: infra/catalog/gke_versions.py.
+MIN_VERSION_LUSTRE = gke_versions.LUSTRE
 
 
 
@@ -276,7 +275,7 @@ def _fits(r: Reader, store: Store, stores: list[Store], path: str,
 # 1.34.1-gke.2541000, x86 nodes from 1.33.2-gke.1111000, below MIN_VERSION_LUSTRE (GKE
 # concepts/managed-lustre, Limitations). submit/render/mounts.py refuses a mount from such a
 # pool; here a grant is refused to a namespace none of whose pools can mount it.
-MIN_VERSION_LUSTRE_ARM = "1.34.1-gke.2541000"
+MIN_VERSION_LUSTRE_ARM = gke_versions.LUSTRE_ARM
 LUSTRE_PAGE = ("https://cloud.google.com/managed-lustre/docs/"
                "connect-from-kubernetes-engine-existing-instance")
 

@@ -53,6 +53,10 @@ SERVICES = {"gcs": ("storage.googleapis.com",),
 # (kubernetes-engine/docs/how-to/persistent-volumes/lustre-csi-driver-new-volume).
 LUSTRE_PORT = 988
 PSA_SERVICE = "servicenetworking.googleapis.com"
+# The Parallelstore CSI driver reference's PersistentVolume carries this annotation naming
+# the driver (https://docs.cloud.google.com/parallelstore/docs/csi-driver-reference).
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+PARALLELSTORE_MOUNT_LOCALITY = "pod"
 
 
 def principal(project_number: str, project: str, namespace: str, ksa: str) -> str:
@@ -263,6 +267,12 @@ def _volume_attributes(store: Store, endpoint: Endpoint) -> dict[str, Any]:
         attrs = {"accessPoints": endpoint.access_points}
         if endpoint.network:
             attrs["network"] = endpoint.network
+        # The mount mode, said rather than left to the driver's default: "pod" mounts
+        # through a sidecar in each pod (pods ask for it with the gke-parallelstore/volumes
+        # annotation, submit/render/mounts.py); "node" would share one dfuse per node.
+        # "supported values are node or pod. The default is pod" (Parallelstore CSI driver
+        # reference, https://docs.cloud.google.com/parallelstore/docs/csi-driver-reference).
+        attrs["mountLocality"] = PARALLELSTORE_MOUNT_LOCALITY
         return attrs
     return {"ip": endpoint.ip, "filesystem": store.filesystem}
 
@@ -287,7 +297,9 @@ def volume_objects(cfg: StackConfig, store: Store, endpoint: Endpoint
         labels = {**MANAGED_BY, "accelstack.dev/store": store.name}
         out.append({
             "apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": pv_name(store, ns), "labels": labels},
+            "metadata": {"name": pv_name(store, ns), "labels": labels,
+                         **({"annotations": {PROVISIONED_BY: CSI_DRIVERS[store.kind]}}
+                            if store.kind == "parallelstore" else {})},
             "spec": {
                 "storageClassName": "",
                 "capacity": {"storage": size},
