@@ -275,3 +275,44 @@ def test_an_unknown_command_is_refused(tmp_path: Path) -> None:
     res, calls, _ = _script(tmp_path, "destroy", STACK="a3mega")
     assert res.returncode == 2 and calls == []
     assert "unknown command 'destroy'" in res.stderr
+
+
+# ----------------------------------------------------------------------------------
+# The Workload Identity provider's attribute condition (docs/fresh-project.md)
+
+DOC = ROOT / "docs" / "fresh-project.md"
+REPO = "OWNER/REPO"
+
+
+def _condition() -> str:
+    [block] = re.findall(r"```cel\n(.*?)\n```", DOC.read_text(), re.DOTALL)
+    return block.strip()
+
+
+def _allows(condition: str, repository: str, sub: str) -> bool:
+    """The documented condition, evaluated for one token: the conjunction of an equality on
+    assertion.repository and a list membership of assertion.sub (the only forms it uses)."""
+    m = re.fullmatch(r"assertion\.repository == '([^']+)' && assertion\.sub in \[([^\]]*)\]",
+                     condition)
+    assert m, f"the documented condition changed shape: {condition}"
+    subjects = re.findall(r"'([^']+)'", m.group(2))
+    return repository == m.group(1) and sub in subjects
+
+
+# Was: the README said only "an attribute condition on assertion.repository"; jobs in a
+# GitHub environment present the subject repo:OWNER/REPO:environment:NAME
+# (https://docs.github.com/en/actions/reference/security/oidc), which a branch-based
+# condition refuses.
+def test_the_documented_condition_admits_every_environment_job_and_nothing_else() -> None:
+    condition = _condition()
+    cloud_jobs = {name: job for name, job in _jobs().items()
+                  if job.get("permissions", {}).get("id-token") == "write"
+                  and "uses" not in job}
+    assert set(cloud_jobs) == {"preview", "stack.plan", "stack.deploy"}
+    for name, job in cloud_jobs.items():
+        env = str(job["environment"]).split()[0]
+        assert _allows(condition, REPO, f"repo:{REPO}:environment:{env}"), name
+    assert not _allows(condition, REPO, f"repo:{REPO}:ref:refs/heads/main")
+    assert not _allows(condition, REPO, f"repo:{REPO}:pull_request")
+    assert not _allows(condition, "someone/fork", f"repo:{REPO}:environment:production")
+    assert not _allows(condition, REPO, f"repo:{REPO}:environment:staging")
