@@ -15,6 +15,7 @@ import yaml
 from infra.config import stack as config_mod
 from infra.contract import outputs as contract
 from infra.specs import exports
+from infra.specs import image_cache as image_cache_spec
 from infra.config.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
@@ -157,6 +158,8 @@ def run(stack: str | None = None) -> dict[str, Any]:
     stack = stack or pulumi.get_stack()
     raw, secret_keys = raw_config()
     cfg = load_config(raw, secret_keys, stack_file_locator(stack))
+    for warning in image_cache_spec.warnings(cfg):
+        pulumi.log.warn(warning)
     outputs = build(cfg, stack)
     for key, value in outputs.items():
         pulumi.export(key, value)
