@@ -881,9 +881,11 @@ def test_every_gcp_resource_names_its_project() -> None:
     # takes its project from accelstack:project.
     for path in STACK_FILES:
         ev = harness.evaluate_file(path)
-        # Bucket IAM members take no project (a bucket name is global).
+        # Bucket IAM members take no project (a bucket name is global); the private
+        # services access connection has none either: its network's id names the project.
         gcp = [r for r in ev.resources if r.type.startswith("gcp:")
-               and r.type != "gcp:storage/bucketIAMMember:BucketIAMMember"]
+               and r.type not in ("gcp:storage/bucketIAMMember:BucketIAMMember",
+                                  "gcp:servicenetworking/connection:Connection")]
         assert gcp and all(r.inputs.get("project") == ev.config.project for r in gcp), path
 
 
