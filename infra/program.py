@@ -15,6 +15,7 @@ import yaml
 from infra.config import stack as config_mod
 from infra.contract import outputs as contract
 from infra.specs import exports
+from infra.specs import image_cache as image_cache_spec
 from infra.config.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.cluster import GkeCluster
@@ -104,8 +105,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
                             service_account=gke.service_account_email)
     if cfg.registry is not None:
+        # Artifact Registry's API first (infra/specs/services.py): on a fresh project the
+        # repository is otherwise created before the API it needs is on.
         WorkloadRegistry("workloads", cfg.registry, labels=dict(cfg.labels),
-                         node_service_account=gke.service_account_email)
+                         node_service_account=gke.service_account_email, opts=after_apis)
     if cfg.pathways is not None:
         # Pathways pods run on the host network and so as the nodes (infra/specs/pathways.py).
         PathwaysAccess("pathways", cfg, node_service_account=gke.service_account_email,
@@ -162,6 +165,8 @@ def run(stack: str | None = None) -> dict[str, Any]:
     stack = stack or pulumi.get_stack()
     raw, secret_keys = raw_config()
     cfg = load_config(raw, secret_keys, stack_file_locator(stack))
+    for warning in image_cache_spec.warnings(cfg):
+        pulumi.log.warn(warning)
     outputs = build(cfg, stack)
     for key, value in outputs.items():
         pulumi.export(key, value)

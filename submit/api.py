@@ -117,15 +117,17 @@ class Workload:
         """Every check that needs no stack (raises BadInput)."""
         sp.check_options(**self.options())
 
-    def spec(self, outputs: StackOutputs) -> WorkloadSpec:
-        """The checked, frozen spec for this stack (raises BadInput)."""
+    def spec(self, outputs: StackOutputs, node_version: str | None = None) -> WorkloadSpec:
+        """The checked, frozen spec for this stack (raises BadInput). ``node_version``: the
+        GKE version the pool's nodes report, when known (version floors of --mount)."""
         if self.image is None and not (self.pathways and self.headless):
             raise BadInput("--image", "is required (the Python API does not build images)")
-        return build_spec(outputs, **self.options())
+        return build_spec(outputs, **self.options(), node_version=node_version)
 
-    def render(self, outputs: StackOutputs) -> list[dict[str, Any]]:
+    def render(self, outputs: StackOutputs,
+               node_version: str | None = None) -> list[dict[str, Any]]:
         """The objects to apply, in order (ConfigMap, ComputeDomain, then the JobSet)."""
-        return _render(self.spec(outputs))
+        return _render(self.spec(outputs, node_version))
 
 
 @dataclass(frozen=True)

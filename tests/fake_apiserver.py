@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -62,7 +64,7 @@ class State:
     computedomains: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     workloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     pods: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    nodes: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # "nodes" in forbidden: 403
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     localqueues: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -273,6 +275,15 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, "".join(f"{x}\n" for x in lines).encode(), "text/plain")
         return self._status(404, f"no route for {method} {url.path}", "NotFound")
 
+    def _client_gone(self) -> bool:
+        """Whether the watching client has closed its connection (a real API server ends
+        the watch then; a lingering one would bump the resourceVersion for no one)."""
+        try:
+            ready, _, _ = select.select([self.connection], [], [], 0)
+            return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def _chunk(self, event: dict[str, Any]) -> None:
         data = json.dumps(event).encode() + b"\n"
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -293,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "reason": "Expired", "message": "too old resource version"}})
         else:
             end = time.monotonic() + float(q.get("timeoutSeconds", "30"))
-            while time.monotonic() < end:
+            while time.monotonic() < end and not self._client_gone():
                 now = listed()
                 for key in sorted(set(seen) | set(now)):
                     if seen.get(key) == now.get(key):

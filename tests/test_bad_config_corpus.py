@@ -168,11 +168,11 @@ CASES: list[tuple[str, str | bytes, int | None, list[str]]] = [
                                                 sub={7: "    - accelerator: v6e-16"}), 9,
      ["slices[0].diskType: 'pd-balanced': ct6e-standard-4t (v6e-16) cannot boot from it; "
       "allowed: hyperdisk-balanced"]),
-    ("a4x-on-a-channel-alone", stack(
+    ("a4x-below-1.34", stack(
         "      capacity: {mode: reservation, reservation: r}",
-        sub={7: "    - accelerator: gb200-4"}), 7,
+        '  accelstack:gkeVersion: "1.33"', sub={7: "    - accelerator: gb200-4"}), 7,
      ["slices[0].accelerator: A4X (GB200) with NVIDIA's DRA driver", "needs GKE 1.34 or later",
-      "pin gkeVersion"]),
+      "gkeVersion is 1.33"]),
     ("max-pods-too-low", stack("      maxPodsPerNode: 7"), 9,
      ["slices[0].maxPodsPerNode: 7 is outside 8-110"]),
     ("max-pods-too-high", stack("      maxPodsPerNode: 256"), 9,

@@ -743,7 +743,8 @@ def test_config_layers_import_only_layers_below(module: str) -> None:
     below = set(CONFIG_LAYERS[:CONFIG_LAYERS.index(module)])
     # Shared pure tables any layer may read.
     allowed = below | {"infra.catalog.tables", "infra.contract.images", "infra.catalog.machine_shapes",
-                       "infra.catalog.boot_disks", "infra.config.secrets"}
+                       "infra.catalog.boot_disks", "infra.config.secrets",
+                       "infra.catalog.gke_versions"}
     assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
 
 
@@ -882,9 +883,11 @@ def test_every_gcp_resource_names_its_project() -> None:
     # takes its project from accelstack:project.
     for path in STACK_FILES:
         ev = harness.evaluate_file(path)
-        # Bucket IAM members take no project (a bucket name is global).
+        # Bucket IAM members take no project (a bucket name is global); the private
+        # services access connection has none either: its network's id names the project.
         gcp = [r for r in ev.resources if r.type.startswith("gcp:")
-               and r.type != "gcp:storage/bucketIAMMember:BucketIAMMember"]
+               and r.type not in ("gcp:storage/bucketIAMMember:BucketIAMMember",
+                                  "gcp:servicenetworking/connection:Connection")]
         assert gcp and all(r.inputs.get("project") == ev.config.project for r in gcp), path
 
 

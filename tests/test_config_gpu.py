@@ -103,15 +103,23 @@ def test_host_maintenance_errors(accel: str, capacity: dict[str, Any], expected:
 
 
 @pytest.mark.parametrize("channel", [None, "REGULAR", "RAPID"])
-def test_a4x_on_a_release_channel_alone_is_refused(channel: str | None) -> None:
-    # GKE serves resource.k8s.io/v1 (NVIDIA's DRA driver, ComputeDomains) from 1.34; a
-    # channel's version is GKE's to choose, so the stack pins one.
+def test_a4x_on_a_release_channel_is_checked_against_its_default(channel: str | None) -> None:
+    # GKE serves resource.k8s.io/v1 (NVIDIA's DRA driver, ComputeDomains) from 1.34. Without
+    # a pinned gkeVersion the floor is checked against the channel's default version
+    # (infra/catalog/gke_versions.py): an older default is refused, today's passes.
+    from infra.catalog import gke_versions
+
     raw = _raw("gb200-4")
     if channel:
         raw["releaseChannel"] = channel
-    assert _problems(raw) == [f"slices[0].accelerator: {A4X} needs GKE 1.34 or later "
-                              f"({DRA_PAGE}); pin gkeVersion (such as 1.34): a release "
-                              "channel alone may run an older version"]
+    old = {c: "1.33.5-gke.1080000" for c in gke_versions.CHANNEL_DEFAULTS}
+    with pytest.raises(config.ConfigError) as e:
+        config.parse(raw, channel_defaults=old)
+    [problem] = e.value.problems
+    assert problem.startswith(f"slices[0].accelerator: {A4X} needs GKE 1.34 or later "
+                              f"({DRA_PAGE}); the {channel or 'REGULAR'} channel's default "
+                              "version"), problem
+    config.parse(raw)  # today's defaults are 1.35 and later
     raw["gkeVersion"] = "1.34"
     assert config.parse(raw).gke_version == "1.34"
 

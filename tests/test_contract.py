@@ -57,12 +57,12 @@ def test_version_2_is_refused(exported: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("mutate,message", [
-    (lambda d: d["storage"]["stores"].append({"name": "x", "kind": "nfs", "source": "s",
-                                              "access": {}}),
+    (lambda d: d["storage"]["stores"].insert(0, {"name": "x", "kind": "nfs", "source": "s",
+                                                 "access": {}}),
      "outputs.storage.stores[0].kind: 'nfs' is not one of gcs, filestore, parallelstore, "
      "lustre"),
-    (lambda d: d["storage"]["stores"].append({"name": "x", "kind": "gcs", "source": "b",
-                                              "access": {"ns": "write"}}),
+    (lambda d: d["storage"]["stores"].insert(0, {"name": "x", "kind": "gcs", "source": "b",
+                                                 "access": {"ns": "write"}}),
      "outputs.storage.stores[0].access.ns: 'write' is not one of read-only, read-write"),
     (lambda d: d["storage"].pop("serviceAccounts"), "outputs.storage.serviceAccounts: missing"),
     (lambda d: d["cluster"].pop("endpoint"), "outputs.cluster.endpoint: missing"),

@@ -7,6 +7,7 @@ tests/reference/gcsfuse-names.yaml; every refusal exits 2 naming --mount and sen
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -22,11 +23,12 @@ from hypothesis import strategies as st
 import stack_fixtures
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from infra.contract.outputs import load
+from infra.contract.outputs import StoreInfo, load
 from submit.render import mounts
 from submit.cli.app import main
 from submit.render.jobset import render
 from submit.render.build import build_spec
+from submit.render.spec import SpecError
 from test_render_golden import CASES, load_case, pod_of
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gcsfuse-names.yaml"
@@ -338,3 +340,81 @@ def test_any_store_name_gives_valid_kubernetes_and_env_names(name: str) -> None:
     assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", m.volume_name)
     assert len(m.volume_name) <= 63
     assert re.fullmatch(r"[A-Z_][A-Z0-9_]*", m.env_name)
+
+
+# ----------------------------------------------------------------------------------
+# Parallelstore and Managed Lustre (issue 22)
+
+def _with_stores(name: str, *extra: StoreInfo) -> Any:
+    out = stack_fixtures.outputs(name)
+    return dataclasses.replace(out, storage=dataclasses.replace(
+        out.storage, stores=out.storage.stores + extra))
+
+
+FAST = StoreInfo("fast", "parallelstore", "fast", {"training": "read-write"})
+LFS = StoreInfo("lfs", "lustre", "lfs", {"training": "read-write", "gpu-jobs": "read-write"})
+
+
+# Was: pods mounting a Parallelstore claim carried no gke-parallelstore/volumes annotation,
+# so the driver's sidecar (the "pod" mount mode the PVs use) was never asked for.
+def test_a_parallelstore_mount_asks_for_the_drivers_sidecar() -> None:
+    spec = build_spec(_with_stores("g2", FAST), workload="w", accelerator="l4-8",
+                      image="busybox:1.37", mount=["fast"])
+    js = render(spec)[-1]
+    meta = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]
+    assert meta["annotations"] == {"gke-parallelstore/volumes": "true"}
+    assert pod_of(js)["spec"]["volumes"][-1] == {
+        "name": "store-fast", "persistentVolumeClaim": {"claimName": "fast"}}
+
+
+# Was: nothing stopped a Lustre mount on TPU or CPU nodes (Secure Boot: GKE mounts Managed
+# Lustre on GPU machine types only) or on nodes older than its floors.
+def test_lustre_mounts_only_from_gpu_pools() -> None:
+    with pytest.raises(SpecError) as e:
+        build_spec(_with_stores("cpu", LFS), workload="w", accelerator="n2-standard-32-4",
+                   image="busybox:1.37", mount=["lfs"])
+    assert e.value.message == (
+        "'lfs': Managed Lustre cannot be mounted on this job's CPU nodes: GKE mounts it on "
+        "Secure Boot nodes (every accelstack pool) of GPU machine types only; use a GPU "
+        "pool, or a Parallelstore, Filestore or Cloud Storage store")
+    spec = build_spec(_with_stores("g2", LFS), workload="w", accelerator="l4-8",
+                      image="busybox:1.37", mount=["lfs"])
+    assert spec.mounts[0].kind == "lustre"
+    with pytest.raises(SpecError) as e:
+        build_spec(_with_stores("g2", LFS), workload="w", accelerator="l4-8",
+                   image="busybox:1.37", mount=["lfs"], node_version="v1.33.2-gke.4654000")
+    assert e.value.message == ("'lfs': Managed Lustre needs GKE 1.33.2-gke.4655000 or later "
+                               "on these nodes; its nodes run 1.33.2-gke.4654000")
+
+
+def _node(pool: str, version: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": f"n-{pool}", "labels": {
+                "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+                "cloud.google.com/gke-tpu-topology": "16x16",
+                "accelstack.dev/capacity": "on-demand"}},
+            "status": {"nodeInfo": {
+                "kubeletVersion": version, "kubeProxyVersion": version,
+                "architecture": "amd64", "bootID": "b", "containerRuntimeVersion":
+                "containerd://2.0.4", "kernelVersion": "6.6.87+", "machineID": "m",
+                "operatingSystem": "linux", "osImage": "Container-Optimized OS from Google",
+                "systemUUID": "u"}}}
+
+
+# Was: at submit time the floors saw only a pinned gkeVersion; the nodes' own version is
+# now read from the cluster (submit/cluster/kube.py) where the submitter may list nodes.
+def test_submit_checks_the_version_the_nodes_report(outputs: Path,
+                                                     server: FakeApiServer) -> None:
+    server.state.nodes = [_node("a", "v1.34.0-gke.1000000"), _node("b", "v1.33.2-gke.1000000")]
+    result = run(outputs, *CREATE, "--mount", "datasets:ro")
+    assert result.exit_code == 2
+    assert result.stderr == refused(
+        "'datasets:ro': this job runs on the hosts' network (multi-host TPU), where Cloud "
+        "Storage FUSE needs GKE 1.33.3-gke.1226000 or later; its nodes run "
+        "1.33.2-gke.1000000; use a single-host job or a Filestore, Parallelstore or Lustre "
+        "store")
+    assert [(r.method, r.path) for r in server.state.requests] == [("GET", "/api/v1/nodes")]
+    # A submitter who may not list nodes falls back to the pinned version (none here).
+    server.state.requests.clear()
+    server.state.forbidden.add("nodes")
+    assert run(outputs, *CREATE, "--mount", "datasets:ro").exit_code == 0

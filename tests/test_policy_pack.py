@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -58,12 +59,44 @@ def _args(ev: harness.Evaluation, config: dict[str, Any] | None = None,
     return StackValidationArgs(resources, config or {})
 
 
+def cli_env(config: dict[str, Any], stack: str) -> dict[str, str]:
+    """The policy pack's environment as the Pulumi CLI builds it (pulumi/pulumi
+    sdk/go/common/resource/plugin/analyzer_plugin.go ``constructEnv``): the stack's config
+    in PULUMI_CONFIG with secrets DECRYPTED (top-level strings raw, other values JSON:
+    ``PropertyMapToConfig``), the organization, project, stack and dry-run flag, and no
+    list of secret keys (``constructConfig`` drops the one ``PropertyMapToConfig`` returns)."""
+    return {"PULUMI_CONFIG": json.dumps({k: v if isinstance(v, str) else json.dumps(v)
+                                         for k, v in config.items()}),
+            "PULUMI_ORGANIZATION": "organization", "PULUMI_PROJECT": "accelstack",
+            "PULUMI_STACK": stack, "PULUMI_DRY_RUN": "true"}
+
+
 def _set_config(monkeypatch: pytest.MonkeyPatch, config: dict[str, Any],
-                secret_keys: list[str] = ()) -> None:  # type: ignore[assignment]
-    # As the engine passes it: plain strings raw, everything else JSON-encoded.
-    env = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
-    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(env))
-    monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(list(secret_keys)))
+                stack: str = "", pack_dir: Path = PACK_DIR) -> None:
+    # As the CLI starts the pack: its environment, in the pack's directory (``pwd :=
+    # policyPackPath``), from which the pack finds the stack file.
+    monkeypatch.delenv("PULUMI_CONFIG_SECRET_KEYS", raising=False)
+    for key, value in cli_env(config, stack).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(pack_dir)
+
+
+def _stack_name(path: Path) -> str:
+    return path.name[len("Pulumi."):-len(".yaml")]
+
+
+def project_with(tmp_path: Path, stack: str, text: str) -> Path:
+    """A copy of the project's layout (Pulumi.yaml, stacks/, the pack's directory) holding
+    one stack file written as ``text``; returns the pack's directory."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(text)
+    pack = tmp_path / "infra" / "policy" / "pack"
+    pack.mkdir(parents=True)
+    for name in ("PulumiPolicy.yaml", "__main__.py"):
+        (pack / name).write_text((PACK_DIR / name).read_text())
+    return pack
 
 
 def _stack_config(path: Path) -> dict[str, Any]:
@@ -92,7 +125,7 @@ def test_one_mandatory_policy_per_rule_with_a_waiver_setting() -> None:
 @pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)
 def test_the_pack_agrees_with_the_offline_preview(path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    _set_config(monkeypatch, _stack_config(path))
+    _set_config(monkeypatch, _stack_config(path), _stack_name(path))
     ev = harness.evaluate_file(path)
     offline = [f for f in desired_state(path)["policy"]["findings"] if "waived" not in f]
     assert _violations(_args(ev)) == {} and offline == []
@@ -100,7 +133,7 @@ def test_the_pack_agrees_with_the_offline_preview(path: Path,
 
 def _v5e(monkeypatch: pytest.MonkeyPatch) -> harness.Evaluation:
     path = ROOT / "stacks" / "Pulumi.v5e-spot.yaml"
-    _set_config(monkeypatch, _stack_config(path))
+    _set_config(monkeypatch, _stack_config(path), "v5e-spot")
     return harness.evaluate_file(path)
 
 
@@ -146,34 +179,66 @@ def test_waivers_from_the_stack_file_and_from_the_pack_config(
     path = ROOT / "stacks" / "Pulumi.a3mega.yaml"
     ev = harness.evaluate_file(path)
     config = _stack_config(path)
-    _set_config(monkeypatch, config)
+    _set_config(monkeypatch, config, "a3mega")
     assert _violations(_args(ev)) == {}  # waived in the stack file
     unwaived = copy.deepcopy(config)
     del unwaived["accelstack:policy"]["waivers"]
-    _set_config(monkeypatch, unwaived)
+    _set_config(monkeypatch, unwaived, "a3mega")
     rule = next(p for p in crossguard.policies() if p.name == "authorized-networks")
     assert len(_run(rule, _args(ev))) == 1
     assert _run(rule, _args(ev, {"waiver": "CI reaches it by IAM only; INFRA-212"})) == []
     assert len(_run(rule, _args(ev, {"waiver": "because"}))) == 1  # no written reason
 
 
-def test_plain_secret_config_is_caught_and_secret_config_is_not(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+SECURE_CREDENTIALS = "v1:Zm9vYmFy:c2VjcmV0Y2lwaGVydGV4dA=="  # ciphertext as Pulumi writes it
+KEY_FILE = '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----x"}'
+
+
+# Was: under the CLI every correctly encrypted secret arrives decrypted with no list of
+# secret keys, so `plain-secret-config` (MANDATORY) failed every correct stack's preview.
+# Now the pack reads the file's `secure:` markers; a plain credential is still caught.
+def test_plain_secret_config_under_the_cli(monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: Path) -> None:
     path = ROOT / "stacks" / "Pulumi.v5e-spot.yaml"
     ev = harness.evaluate_file(path)
-    config = {**_stack_config(path), "gcp:accessToken": "ya29.plain",
-              "gcp:credentials": '{"type": "service_account", "private_key": "x"}'}
-    _set_config(monkeypatch, config)
-    found = _violations(_args(ev))
-    assert found == {"plain-secret-config": [
+    text = path.read_text() + (f"  gcp:credentials:\n    secure: {SECURE_CREDENTIALS}\n"
+                               "  gcp:accessToken: ya29.plain\n")
+    pack = project_with(tmp_path, "v5e-spot", text)
+    decrypted = {**_stack_config(path), "gcp:credentials": KEY_FILE,
+                 "gcp:accessToken": "ya29.plain"}
+    _set_config(monkeypatch, decrypted, "acme/v5e-spot", pack)
+    assert _violations(_args(ev)) == {"plain-secret-config": [
         ("config gcp:accessToken: a credential is stored as plain config; fix: store it "
          "encrypted: pulumi config set --secret gcp:accessToken (and remove the plain value)",
-         None),
-        ("config gcp:credentials: a credential is stored as plain config; fix: store it "
-         "encrypted: pulumi config set --secret gcp:credentials (and remove the plain value)",
          None)]}
-    _set_config(monkeypatch, config, secret_keys=["gcp:accessToken", "gcp:credentials"])
+    # A secret nested in a structured value: only that leaf is masked.
+    text = path.read_text() + ("  gcp:settings:\n    token:\n"
+                               f"      secure: {SECURE_CREDENTIALS}\n    password: hunter2\n")
+    pack = project_with(tmp_path / "nested", "v5e-spot", text)
+    _set_config(monkeypatch, {**_stack_config(path), "gcp:settings": {
+        "token": "ya29.decrypted", "password": "hunter2"}}, "v5e-spot", pack)
+    assert [m for m, _ in _violations(_args(ev))["plain-secret-config"]] == [
+        "config gcp:settings: a credential is stored as plain config; fix: store it "
+        "encrypted: pulumi config set --secret gcp:settings (and remove the plain value)"]
+    _set_config(monkeypatch, {**_stack_config(path), "gcp:settings": {
+        "token": "ya29.decrypted"}}, "v5e-spot", project_with(
+        tmp_path / "only-secret", "v5e-spot", path.read_text() + (
+            f"  gcp:settings:\n    token:\n      secure: {SECURE_CREDENTIALS}\n")))
     assert _violations(_args(ev)) == {}
+
+
+def test_keys_the_stack_file_does_not_hold_are_not_judged(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    # From an ESC environment or --config: the CLI does not say whether they were secret.
+    path = ROOT / "stacks" / "Pulumi.v5e-spot.yaml"
+    ev = harness.evaluate_file(path)
+    pack = project_with(tmp_path, "v5e-spot", path.read_text())
+    _set_config(monkeypatch, {**_stack_config(path), "gcp:credentials": KEY_FILE},
+                "v5e-spot", pack)
+    assert _violations(_args(ev)) == {}
+    assert crossguard.written_config(pack, "v5e-spot")["accelstack:project"] == "my-ml-project"
+    assert crossguard.written_config(pack, "absent") == {}
+    assert crossguard.written_config(tmp_path.parent, "v5e-spot") == {}
 
 
 def test_a_public_bucket_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,9 +276,10 @@ def test_the_pack_file_runs_the_project_environment() -> None:
     assert (PACK_DIR / "__main__.py").is_file()
 
 
-def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    # Pulumi runs the pack's __main__ and reads the gRPC port it prints on stdout.
-    proc = subprocess.Popen([sys.executable, str(PACK_DIR / "__main__.py")], cwd=PACK_DIR,
+def _serve(env: dict[str, str], pack_dir: Path = PACK_DIR) -> tuple[subprocess.Popen[str], str]:
+    # Pulumi runs the pack's __main__ in the pack's directory and reads the gRPC port it
+    # prints on stdout.
+    proc = subprocess.Popen([sys.executable, str(pack_dir / "__main__.py")], cwd=pack_dir,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     port = proc.stdout.readline().strip()
@@ -239,17 +305,23 @@ def _analyze_stack(port: str, ev: harness.Evaluation) -> list[Any]:
     return list(reply.diagnostics)
 
 
-def test_the_pack_over_grpc_as_pulumi_runs_it() -> None:
-    # The engine's side of `pulumi preview --policy-pack`: start the pack, send the stack's
-    # resources to AnalyzeStack, read the diagnostics back.
+def test_the_pack_over_grpc_as_pulumi_runs_it(tmp_path: Path) -> None:
+    # The engine's side of `pulumi preview --policy-pack`: start the pack with the
+    # environment the CLI builds (a secret decrypted, no secret keys), send the stack's
+    # resources to AnalyzeStack, read the diagnostics back. The stack file holds the secret
+    # as `secure:`; only the real violation comes back.
     path = ROOT / "stacks" / "Pulumi.a3mega.yaml"
     ev = harness.evaluate_file(path)
+    written = yaml.safe_load(path.read_text())
+    del written["config"]["accelstack:policy"]["waivers"]
+    written["config"]["gcp:credentials"] = {"secure": SECURE_CREDENTIALS}
+    pack = project_with(tmp_path, "a3mega", yaml.safe_dump(written))
     config = _stack_config(path)
     del config["accelstack:policy"]["waivers"]
-    env = {**__import__("os").environ,
-           "PULUMI_CONFIG": json.dumps({k: v if isinstance(v, str) else json.dumps(v)
-                                        for k, v in config.items()})}
-    proc, port = _serve(env)
+    config["gcp:credentials"] = KEY_FILE
+    env = {k: v for k, v in os.environ.items() if k != "PULUMI_CONFIG_SECRET_KEYS"}
+    env.update(cli_env(config, "a3mega"), PYTHONPATH=str(ROOT))
+    proc, port = _serve(env, pack)
     try:
         diagnostics = _analyze_stack(port, ev)
     finally:

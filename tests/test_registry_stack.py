@@ -156,3 +156,69 @@ def test_readme_registry_example_parses() -> None:
     assert reg is not None and reg.cleanup is not None
     assert (reg.cleanup.keep_count, reg.cleanup.older_than_days) == (20, 60)
     assert reg.url == "us-central1-docker.pkg.dev/test-project/test-workloads"
+
+
+# ----------------------------------------------------------------------------------
+# Artifact Registry's API (issue 22)
+
+SERVICE = "gcp:projects/service:Service"
+
+
+def _services(ev: Evaluation) -> dict[tuple[str, str], Any]:
+    out = {}
+    for r in ev.of_type(SERVICE):
+        inputs = harness._plain(r.inputs)
+        out[(inputs["project"], inputs["service"])] = r
+    return out
+
+
+def _waits_for(ev: Evaluation, r: Any, target: Any) -> bool:
+    by_urn = {x.urn: x for x in ev.resources}
+    seen: set[str] = set()
+    todo = list(r.dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn == target.urn:
+            return True
+        if urn in seen:
+            continue
+        seen.add(urn)
+        if urn in by_urn:
+            todo += by_urn[urn].dependencies
+            # waiting for a component is waiting for its children
+            todo += [x.urn for x in ev.resources if x.parent == urn]
+    return False
+
+
+# Was: no artifactregistry.googleapis.com among the APIs and the repository not ordered
+# after them: a first `pulumi up` on a fresh project failed creating the repository.
+def test_a_created_repository_waits_for_artifact_registrys_api() -> None:
+    ev = _ev({"create": True})
+    api = _services(ev)[("test-project", "artifactregistry.googleapis.com")]
+    assert api.name == "api-artifactregistry"
+    assert harness._plain(api.inputs)["disableOnDestroy"] is False
+    [repo] = ev.of_type(REPO)
+    [member] = ev.of_type(REPO_IAM)
+    assert _waits_for(ev, repo, api) and _waits_for(ev, member, api)
+
+
+def test_a_repository_created_in_another_project_enables_the_api_there() -> None:
+    ev = _ev({"create": True, "project": "images-project"})
+    services = _services(ev)
+    assert ("test-project", "artifactregistry.googleapis.com") not in services
+    api = services[("images-project", "artifactregistry.googleapis.com")]
+    assert api.name == "api-artifactregistry-images-project"
+    [repo] = ev.of_type(REPO)
+    assert _waits_for(ev, repo, api)
+
+
+def test_a_referenced_repository_enables_the_api_only_in_the_stacks_project() -> None:
+    same = _services(_ev({"create": False}))
+    assert ("test-project", "artifactregistry.googleapis.com") in same
+    other = _services(_ev({"create": False, "project": "images-project"}))
+    assert not any(s == "artifactregistry.googleapis.com" for _, s in other)
+
+
+def test_no_registry_no_artifact_registry_api() -> None:
+    ev = harness.evaluate(copy.deepcopy(MINIMAL), "test")
+    assert not any(s == "artifactregistry.googleapis.com" for _, s in _services(ev))

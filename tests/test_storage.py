@@ -34,7 +34,8 @@ def principal(ns: str, ksa: str = "accelstack-workload", number: str = NUMBER) -
 BASE: dict[str, Any] = {
     "project": PROJECT, "region": "us-east5", "zones": ["us-east5-b"],
     "clusterName": "trillium", "labels": {"team": "pretraining"},
-    "slices": [{"accelerator": "v6e-256", "count": 4}],
+    # A GPU pool beside the TPU slices: Managed Lustre mounts on GPU pools only (Secure Boot).
+    "slices": [{"accelerator": "v6e-256", "count": 4}, {"accelerator": "h100-80gb-8"}],
     "queues": {"namespace": "pretraining",
                "teams": [{"name": "evals", "quota": {"v6e-256": 256}}]},
 }
@@ -197,14 +198,18 @@ def test_persistent_volumes(ev: Evaluation) -> None:
             "modeInstance/us-east5-b/trillium-scratch/vol1",
             {"ip": "10.200.0.2", "volume": "vol1"}),
         _pv("fast", "evals", "ReadOnlyMany", "12000Gi", ps, ps_handle,
-            {"accessPoints": points, "network": "trillium-net"}),
+            {"accessPoints": points, "network": "trillium-net", "mountLocality": "pod"}),
         _pv("fast", "pretraining", "ReadWriteMany", "12000Gi", ps, ps_handle,
-            {"accessPoints": points, "network": "trillium-net"}),
+            {"accessPoints": points, "network": "trillium-net", "mountLocality": "pod"}),
         _pv("lfs", "evals", "ReadWriteMany", "18000Gi", "lustre.csi.storage.gke.io",
             f"{PROJECT}/us-east5-b/trillium-lfs", {"ip": "10.200.0.6", "filesystem": "lfs1"}),
         _pv("old-nfs", "evals", "ReadOnlyMany", "2048Gi", fs,
             "modeInstance/us-east5-b/legacy/data", {"ip": "10.1.2.3", "volume": "data"}),
     ]
+    # The Parallelstore CSI driver reference's PV: the provisioned-by annotation, and the
+    # mount mode said ("pod": the sidecar pods ask for, submit/render/mounts.py).
+    for pv in expected[1:3]:
+        pv["metadata"]["annotations"] = {"pv.kubernetes.io/provisioned-by": ps}
     assert _k8s(ev, "PersistentVolume") == {
         f"persistentvolume-{pv['metadata']['name']}": pv for pv in expected}
     claims = _k8s(ev, "PersistentVolumeClaim")
@@ -244,6 +249,22 @@ def test_project_number_from_config_skips_the_lookup() -> None:
     assert ev.of_type("gcp:servicenetworking/connection:Connection") == []
     [cluster] = _of(ev, "gcp:container/cluster:Cluster").values()
     assert "lustreCsiDriverConfig" not in cluster["addonsConfig"]
+
+
+# Was: only created instances enabled their product's API; the GKE guides for existing
+# instances list it under "Before you begin" too (infra/specs/storage.py SERVICES).
+# servicenetworking stays tied to the private services access connection the stack creates.
+def test_referenced_vpc_stores_enable_their_api_but_not_service_networking() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["storage"] = {"stores": [STORES[5], {
+        "name": "old-ps", "kind": "parallelstore", "create": False, "instance": "ps",
+        "location": "us-east5-b", "accessPoints": ["10.1.2.4"], "capacityGib": 12000,
+        "access": {"evals": "read-only"}}]}
+    ev = harness.evaluate(raw, "referenced")
+    services = {i["service"] for i in _of(ev, "gcp:projects/service:Service").values()}
+    assert {"file.googleapis.com", "parallelstore.googleapis.com"} <= services
+    assert "servicenetworking.googleapis.com" not in services
+    assert ev.of_type("gcp:servicenetworking/connection:Connection") == []
 
 
 def test_a_stack_without_storage_still_has_job_accounts() -> None:
@@ -380,6 +401,82 @@ def test_access_by_team_name_means_its_namespace() -> None:
     raw["storage"] = {"stores": [{"name": "d", "kind": "gcs", "bucket": "b-1",
                                   "create": False, "access": {"evals": "read-only"}}]}
     assert dict(config.parse(raw).storage.stores[0].access) == {"evals-ns": "read-only"}
+
+
+def _lustre(name: str, **kw: Any) -> dict[str, Any]:
+    return {"name": name, "kind": "lustre", "capacityGib": 9000,
+            "access": {"pretraining": "read-write"}, **kw}
+
+
+# Was: every created Lustre store defaulted to the file system name "lustre"; GKE does not
+# mount volumes from two instances with the same file system name on one node.
+def test_lustre_file_system_names_default_to_the_store_and_are_unique() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["storage"] = {"stores": [_lustre("train-data"), _lustre("ckpt")]}
+    fs = {s.name: s.filesystem for s in config.parse(raw).storage.stores}
+    assert fs == {"train-data": "traindat", "ckpt": "ckpt"}
+    raw["storage"] = {"stores": [_lustre("checkpoints-a"), _lustre("checkpoints-b"),
+                                 _lustre("old", create=False, instance="o", location="z",
+                                         ip="10.0.0.9", filesystem="ckpt")]}
+    problems = _problems(raw["storage"])
+    assert problems == [
+        "storage.stores[1].filesystem: 'checkpoi' is already the file system name of store "
+        "'checkpoints-a'; GKE cannot mount volumes from two Managed Lustre instances with the "
+        "same file system name on one node (GKE concepts/managed-lustre, Limitations): give "
+        "each store its own (1-8 letters and digits)"]
+    raw["storage"]["stores"][1]["filesystem"] = "ckpt"
+    assert _problems(raw["storage"])[0].startswith(
+        "storage.stores[2].filesystem: 'ckpt' is already the file system name of store "
+        "'checkpoints-b'")
+
+
+# Was: a Lustre store could be granted to namespaces that run only on TPU or CPU pools,
+# whose Secure Boot nodes GKE does not mount Managed Lustre on.
+def test_lustre_is_refused_to_namespaces_without_a_gpu_pool() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["slices"] = [{"accelerator": "v6e-256", "count": 4}]
+    raw["storage"] = {"stores": [_lustre("lfs", access={"evals": "read-only"})]}
+    with pytest.raises(config.ConfigError) as e:
+        config.parse(raw)
+    assert e.value.problems == [
+        "storage.stores[0].access: namespace 'evals' cannot mount Managed Lustre store 'lfs': "
+        "none of its pools is a GPU pool, and GKE mounts Managed Lustre on Secure Boot nodes "
+        "(every accelstack pool) of GPU machine types only (https://cloud.google.com/"
+        "managed-lustre/docs/connect-from-kubernetes-engine-existing-instance); grant it to a "
+        "namespace that runs on GPU pools, or use Parallelstore, Filestore or Cloud Storage "
+        "for TPU and CPU pools"]
+    # With a GPU pool: the shared namespace may use it; a team that can neither own nor
+    # borrow GPU capacity may not.
+    raw = copy.deepcopy(BASE)
+    raw["queues"]["teams"][0]["borrowingLimit"] = {"v6e-256": 256}
+    raw["storage"] = {"stores": [_lustre("lfs", access={"pretraining": "read-write",
+                                                        "evals": "read-only"})]}
+    with pytest.raises(config.ConfigError) as e:
+        config.parse(raw)
+    assert [p[:p.index(" Managed")] for p in e.value.problems] == [
+        "storage.stores[0].access: namespace 'evals' cannot mount"]
+    del raw["queues"]["teams"][0]["borrowingLimit"]
+    assert config.parse(raw).storage.stores[0].access == {"pretraining": "read-write",
+                                                           "evals": "read-only"}
+
+
+def test_lustre_on_arm_gpu_pools_needs_their_minimum_version() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["slices"] = [{"accelerator": "gb200-4", "count": 1,
+                      "capacity": {"mode": "reservation", "reservation": "r"}}]
+    raw["queues"] = {"namespace": "pretraining"}
+    raw["gkeVersion"] = "1.34.1-gke.2540000"
+    raw["storage"] = {"stores": [_lustre("lfs")]}
+    with pytest.raises(config.ConfigError) as e:
+        config.parse(raw)
+    assert e.value.problems == [
+        "storage.stores[0].access: namespace 'pretraining' cannot mount Managed Lustre store "
+        "'lfs': its GPU pools are Arm nodes, which mount it from GKE 1.34.1-gke.2541000; "
+        "gkeVersion is 1.34.1-gke.2540000 (https://cloud.google.com/managed-lustre/docs/"
+        "connect-from-kubernetes-engine-existing-instance); grant it to a namespace that runs "
+        "on GPU pools, or use Parallelstore, Filestore or Cloud Storage for TPU and CPU pools"]
+    raw["gkeVersion"] = "1.34.1-gke.2541000"
+    assert config.parse(raw).storage.stores[0].filesystem == "lfs"
 
 
 def test_lustre_needs_a_recent_gke_when_pinned() -> None:

@@ -22,6 +22,9 @@ import yaml
 from conftest import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "infra.yml"
+STACK_WORKFLOW = ROOT / ".github" / "workflows" / "stack.yml"
+WORKFLOWS = (WORKFLOW, STACK_WORKFLOW)
+CLI_VERSION_FILE = ROOT / ".pulumi-version"
 DEPENDABOT = ROOT / ".github" / "dependabot.yml"
 STACK_SCRIPT = ROOT / ".github" / "scripts" / "pulumi-stack.sh"
 SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
@@ -42,13 +45,20 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 
-def _workflow() -> dict[Any, Any]:
-    doc: dict[Any, Any] = yaml.safe_load(WORKFLOW.read_text())
+def _workflow(path: Path = WORKFLOW) -> dict[Any, Any]:
+    doc: dict[Any, Any] = yaml.safe_load(path.read_text())
     return doc
 
 
+def _jobs() -> dict[str, dict[str, Any]]:
+    """Every job of both workflows; the called workflow's as ``stack.<job>``."""
+    out = dict(_workflow()["jobs"])
+    out.update({f"stack.{k}": v for k, v in _workflow(STACK_WORKFLOW)["jobs"].items()})
+    return out
+
+
 def _steps() -> list[tuple[str, dict[str, Any]]]:
-    return [(job, step) for job, spec in _workflow()["jobs"].items() for step in spec["steps"]]
+    return [(job, step) for job, spec in _jobs().items() for step in spec.get("steps", [])]
 
 
 # ----------------------------------------------------------------------------------
@@ -103,7 +113,8 @@ def test_every_action_is_pinned_to_a_commit_with_its_version() -> None:
     assert uses
     for ref in uses:
         assert SHA_PIN.match(ref), f"{ref}: pin a full commit SHA"
-    lines = [ln.strip() for ln in WORKFLOW.read_text().splitlines() if "uses:" in ln]
+    lines = [ln.strip() for path in WORKFLOWS for ln in path.read_text().splitlines()
+             if "uses:" in ln and "uses: ./" not in ln and not ln.strip().startswith("#")]
     for line in lines:
         assert VERSION_COMMENT.search(line.removeprefix("- ")), f"{line}: add '# vX.Y.Z'"
 
@@ -116,30 +127,67 @@ def test_every_checkout_drops_its_credentials() -> None:
 
 
 def test_permissions_are_least_per_job_with_a_reason() -> None:
-    wf = _workflow()
-    assert wf["permissions"] == {}
-    text = WORKFLOW.read_text()
-    for name, job in wf["jobs"].items():
+    for path in WORKFLOWS:
+        assert _workflow(path)["permissions"] == {}
+    for name, job in _jobs().items():
         perms = job["permissions"]
         assert perms.get("contents") == "read", name
         assert set(perms) <= {"contents", "id-token"}, f"{name}: {perms}"
     # Every permission line says why.
-    for line in text.splitlines():
-        if re.match(r"\s+(contents|id-token): (read|write)", line):
-            assert "#" in line, line
+    for path in WORKFLOWS:
+        for line in path.read_text().splitlines():
+            if re.match(r"\s+(contents|id-token): (read|write)", line):
+                assert "#" in line, line
 
 
 def test_secrets_live_in_environments_and_forks_get_none() -> None:
-    jobs = _workflow()["jobs"]
+    jobs = _jobs()
     assert "environment" not in jobs["offline"]
     assert "secrets." not in json.dumps(jobs["offline"])
     assert jobs["preview"]["environment"] == "preview"
     assert "head.repo.full_name == github.repository" in jobs["preview"]["if"]
-    assert jobs["plan"]["environment"] == "preview"
-    assert jobs["deploy"]["environment"].split()[0] == "production"
-    assert "plan" in jobs["deploy"]["needs"]
-    for name in ("preview", "plan", "deploy"):
+    assert jobs["stack.plan"]["environment"] == "preview"
+    assert jobs["stack.deploy"]["environment"].split()[0] == "production"
+    assert "secrets" not in jobs["release"]  # no secrets: inherit; the environments hold them
+    for name in ("preview", "stack.plan", "stack.deploy"):
         assert "secrets.PULUMI_ACCESS_TOKEN" in json.dumps(jobs[name])
+
+
+# Was: `deploy` needed the whole `plan` matrix, so one stack's failed plan held back every
+# other stack's deploy. Each stack now runs plan -> deploy in a called workflow of its own.
+def test_each_stack_deploys_after_its_own_plan() -> None:
+    jobs = _jobs()
+    assert not {"plan", "deploy"} & set(_workflow()["jobs"])
+    release = jobs["release"]
+    assert release["uses"] == "./.github/workflows/stack.yml"
+    assert release["with"] == {"stack": "${{ matrix.stack }}"}
+    assert release["strategy"]["fail-fast"] is False
+    assert release["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.offline.outputs.stacks) }}"
+    assert release["needs"] == "offline"
+    assert _workflow(STACK_WORKFLOW)[True]["workflow_call"]["inputs"]["stack"]["required"] is True
+    assert jobs["stack.deploy"]["needs"] == "plan"
+    assert "needs" not in jobs["stack.plan"]
+    for name in ("stack.plan", "stack.deploy"):
+        assert "${{ inputs.stack }}" in json.dumps(jobs[name])
+
+
+# Was: pulumi/actions ran without a pinned CLI version ("^3": whatever is newest), so plan
+# and deploy could run different CLIs. One pin, .pulumi-version, read by every install
+# (pulumi/actions v7.0.0 action.yml input pulumi-version-file; src/config.ts reads and trims
+# it). Drift test: an exact version inside the range pyproject.toml allows the SDK.
+def test_the_pulumi_cli_is_pinned_once() -> None:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    installs = [s for _, s in _steps() if str(s.get("uses", "")).startswith("pulumi/actions@")]
+    assert len(installs) == 3
+    for step in installs:
+        assert step["with"] == {"pulumi-version-file": ".pulumi-version"}
+    version = CLI_VERSION_FILE.read_text().strip()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
+    [sdk] = re.findall(r'^\s*"pulumi([<>=!~][^"]*)",', (ROOT / "pyproject.toml").read_text(),
+                       re.MULTILINE)
+    assert Version(version) in SpecifierSet(sdk), (version, sdk)
 
 
 def test_the_offline_job_runs_schema_tests_for_real_and_lints() -> None:
@@ -152,13 +200,13 @@ def test_the_offline_job_runs_schema_tests_for_real_and_lints() -> None:
 
 
 def test_the_deploy_applies_the_saved_plan() -> None:
-    jobs = _workflow()["jobs"]
+    jobs = _workflow(STACK_WORKFLOW)["jobs"]
     plan_runs = [s.get("run", "") for s in jobs["plan"]["steps"]]
     assert ".github/scripts/pulumi-stack.sh plan" in plan_runs
     upload = [s for s in jobs["plan"]["steps"] if "upload-artifact" in s.get("uses", "")][0]
     assert upload["with"]["path"] == "plan.json"
     download = [s for s in jobs["deploy"]["steps"] if "download-artifact" in s.get("uses", "")]
-    assert download[0]["with"]["name"] == upload["with"]["name"]
+    assert download[0]["with"]["name"] == upload["with"]["name"] == "plan-${{ inputs.stack }}"
     assert ".github/scripts/pulumi-stack.sh up" in [s.get("run", "") for s in
                                                      jobs["deploy"]["steps"]]
 
@@ -227,3 +275,44 @@ def test_an_unknown_command_is_refused(tmp_path: Path) -> None:
     res, calls, _ = _script(tmp_path, "destroy", STACK="a3mega")
     assert res.returncode == 2 and calls == []
     assert "unknown command 'destroy'" in res.stderr
+
+
+# ----------------------------------------------------------------------------------
+# The Workload Identity provider's attribute condition (docs/fresh-project.md)
+
+DOC = ROOT / "docs" / "fresh-project.md"
+REPO = "OWNER/REPO"
+
+
+def _condition() -> str:
+    [block] = re.findall(r"```cel\n(.*?)\n```", DOC.read_text(), re.DOTALL)
+    return block.strip()
+
+
+def _allows(condition: str, repository: str, sub: str) -> bool:
+    """The documented condition, evaluated for one token: the conjunction of an equality on
+    assertion.repository and a list membership of assertion.sub (the only forms it uses)."""
+    m = re.fullmatch(r"assertion\.repository == '([^']+)' && assertion\.sub in \[([^\]]*)\]",
+                     condition)
+    assert m, f"the documented condition changed shape: {condition}"
+    subjects = re.findall(r"'([^']+)'", m.group(2))
+    return repository == m.group(1) and sub in subjects
+
+
+# Was: the README said only "an attribute condition on assertion.repository"; jobs in a
+# GitHub environment present the subject repo:OWNER/REPO:environment:NAME
+# (https://docs.github.com/en/actions/reference/security/oidc), which a branch-based
+# condition refuses.
+def test_the_documented_condition_admits_every_environment_job_and_nothing_else() -> None:
+    condition = _condition()
+    cloud_jobs = {name: job for name, job in _jobs().items()
+                  if job.get("permissions", {}).get("id-token") == "write"
+                  and "uses" not in job}
+    assert set(cloud_jobs) == {"preview", "stack.plan", "stack.deploy"}
+    for name, job in cloud_jobs.items():
+        env = str(job["environment"]).split()[0]
+        assert _allows(condition, REPO, f"repo:{REPO}:environment:{env}"), name
+    assert not _allows(condition, REPO, f"repo:{REPO}:ref:refs/heads/main")
+    assert not _allows(condition, REPO, f"repo:{REPO}:pull_request")
+    assert not _allows(condition, "someone/fork", f"repo:{REPO}:environment:production")
+    assert not _allows(condition, REPO, f"repo:{REPO}:environment:staging")

@@ -14,7 +14,8 @@ class ProjectServices(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:services:ProjectServices", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.services = [gcp.projects.Service(spec.resource_name(s), opts=child,
-                                              **spec.service_args(cfg, s))
-                         for s in spec.services(cfg)]
+        apis = spec.apis(cfg)
+        self.services = [gcp.projects.Service(a.resource_name, opts=child,
+                                              **spec.service_args(a))
+                         for a in apis]
         self.register_outputs({"services": spec.services(cfg)})

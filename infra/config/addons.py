@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
+from infra.config.fields import DEFAULT_PODS_PER_NODE
 from infra.config.slices import SlicePool
 from infra.config.errors import did_you_mean, one_of, show
 from infra.contract.images import image_problem
@@ -228,4 +229,34 @@ def parse_image_cache(r: Reader, value: Any, slice_pools: Sequence[SlicePool],
             r.fail(f"{ipath}.slicePools", "selects no slice pool; the stack has no accelerator "
                    "pools to cache images on" if not accel_pools else "is empty")
         out.append(CachedImage(name, image, tuple(pools)))
+    _check_pods_per_node(r, out, slice_pools)
     return tuple(out)
+
+
+# Pods a node's slots must hold besides accelstack's: GKE's own system pods (kube-proxy,
+# logging, metrics, device plugins, the CSI drivers' node pods). GKE asks to "consider both
+# workload pods and system pods" when lowering maxPodsPerNode
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/flexible-pod-cidr, Limitations)
+# but publishes no count, so half of a node's slots are left to them: a choice of ours, on
+# the safe side (TPU pools' default of 15 was sized for one workload pod beside them,
+# infra/config/slices.py DEFAULT_MAX_PODS).
+SYSTEM_SHARE_OF_PODS = 0.5
+
+
+def _check_pods_per_node(r: Reader, images: Sequence[CachedImage],
+                         pools: Sequence[SlicePool]) -> None:
+    """Every image-cache DaemonSet runs a pod on each node of the pools it selects; with the
+    job's own pod they must fit the accelstack share of the pool's maxPodsPerNode."""
+    for pool in pools:
+        cached = [i.name for i in images if pool.name in i.slice_pools]
+        if not cached:
+            continue
+        slots = pool.max_pods_per_node or DEFAULT_PODS_PER_NODE
+        ours = 1 + len(cached)  # the job's pod and one pod per DaemonSet
+        room = int(slots * (1 - SYSTEM_SHARE_OF_PODS))
+        if ours > room:
+            r.fail("imageCache", f"{len(cached)} image-cache DaemonSets ({', '.join(cached)}) "
+                   f"and the job's pod make {ours} pods on every node of pool {pool.name!r}, "
+                   f"more than the {room} of its maxPodsPerNode ({slots}) not left to GKE's "
+                   "own system pods; cache fewer images there, or raise the pool's "
+                   "maxPodsPerNode")

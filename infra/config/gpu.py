@@ -7,18 +7,14 @@ names the key path, the value and the page the rule comes from. Pure; no pulumi.
 
 from __future__ import annotations
 
-import re
 
+from infra.catalog.gke_versions import GkeVersion, below, version_tuple
 from infra.catalog.tables import Accelerator
 from infra.config.errors import one_of, show
 from infra.config.reader import Reader
 
 AI_HYPERCOMPUTER_PAGE = "https://docs.cloud.google.com/ai-hypercomputer/docs/create/gke-ai-hypercompute"
 SET_UP_DRA_PAGE = "https://docs.cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra"
-# Families whose pools need a pinned gkeVersion: their floor is a Kubernetes API (DRA), and
-# a release channel alone may run a version below it (its default version is not the
-# stack's to choose), so the stack pins one at or above the floor.
-PINNED_VERSION_FAMILIES = ("a4x",)
 TCPX_PAGE = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx"
 TCPXO_RELEASES = ("github.com/GoogleCloudPlatform/container-engine-accelerators "
                   "gpudirect-tcpxo/README.md")
@@ -53,27 +49,21 @@ MIN_VERSIONS: dict[str, tuple[str, tuple[tuple[tuple[int, int], str], ...], str]
 }
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
-    nums = [int(x) for x in re.findall(r"\d+", version)]
-    return tuple(nums + [0] * (4 - len(nums)))
-
-
 def minimum_for(family: str, version: str) -> str | None:
     """The documented minimum ``version`` misses for ``family``, or None if it is fine."""
     rule = MIN_VERSIONS.get(family)
     if rule is None:
         return None
     _, branches, _ = rule
-    v = _version_tuple(version)
-    full = len(version.split(".")) > 2
+    v = version_tuple(version)
     applicable = [m for minor, m in branches if minor <= v[:2]]
     if not applicable:
         return branches[0][1]
     minimum = applicable[-1]
-    return minimum if full and v < _version_tuple(minimum) else None
+    return minimum if below(version, minimum) else None
 
 
-def check(r: Reader, path: str, accel: Accelerator, mode: str, version: str | None,
+def check(r: Reader, path: str, accel: Accelerator, mode: str, version: GkeVersion | None,
           host_maintenance: str | None) -> None:
     """Record every GKE rule the GPU pool at ``path`` breaks."""
     if accel.family == "a4x" and mode != "reservation":
@@ -81,17 +71,12 @@ def check(r: Reader, path: str, accel: Accelerator, mode: str, version: str | No
                "use mode: reservation (GKE: \"You must use the reservation-bound provisioning "
                f"model ... with A4X ... Other provisioning models are not supported\", "
                f"{AI_HYPERCOMPUTER_PAGE})")
-    if version is None and accel.family in PINNED_VERSION_FAMILIES:
-        what, branches, source = MIN_VERSIONS[accel.family]
-        r.fail(f"{path}.accelerator", f"{what} needs GKE {branches[0][1]} or later ({source}); "
-               "pin gkeVersion (such as 1.34): a release channel alone may run an older "
-               "version")
     if version is not None:
-        missed = minimum_for(accel.family, version)
+        missed = minimum_for(accel.family, version.text)
         if missed is not None:
             what, _, source = MIN_VERSIONS[accel.family]
             r.fail(f"{path}.accelerator", f"{what} needs GKE {missed} or later ({source}); "
-                   f"gkeVersion is {version}")
+                   f"{version.said()}")
     if host_maintenance is not None and host_maintenance not in HOST_MAINTENANCE_INTERVALS:
         r.fail(f"{path}.capacity.hostMaintenanceInterval", f"{show(host_maintenance)} is not a "
                f"host maintenance interval; allowed: {one_of(HOST_MAINTENANCE_INTERVALS)}")

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
 from infra.config import gpu as config_gpu
+from infra.catalog.gke_versions import GkeVersion, below
 from infra.catalog.tables import Accelerator
 from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
                                  check_gke_name, check_max_pods, parse_labels)
@@ -41,7 +42,8 @@ SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", 
 DEFAULT_MAX_PODS = {"tpu": 15, "gpu": 32}
 CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration", "hostMaintenanceInterval")
 
-# GKE minimum versions stated in its docs, checked when a stack pins a version.
+# GKE minimum versions stated in its docs, checked against the version the nodes run: the
+# pinned gkeVersion, else the release channel's default (infra/catalog/gke_versions.py).
 MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)  # TPUs
 # GPUs: "Ensure that you have a GKE cluster in version 1.32.2-gke.1652000 or later"
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest, Before you
@@ -127,7 +129,7 @@ class SlicePool:
 
 
 def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
-                 version: str | None) -> tuple[list[SlicePool], set[str]]:
+                 version: GkeVersion | None) -> tuple[list[SlicePool], set[str]]:
     """The pools of ``slices``, and the names of entries that did not parse (so that the
     queues and the image cache do not report their references to them a second time).
     Every pool name, and every node pool name they make, is unique and not 'system'."""
@@ -228,13 +230,12 @@ def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
                     block if mode == "reservation" else None, max_run, maintenance)
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
-    nums = [int(x) for x in re.findall(r"\d+", version)]
-    return tuple(nums + [0] * (4 - len(nums)))
+def _shown(least: tuple[int, ...]) -> str:
+    return "{}.{}.{}-gke.{}".format(*least)
 
 
 def _slice(r: Reader, item: Any, path: str, zones: list[str],
-           version: str | None) -> SlicePool | None:
+           version: GkeVersion | None) -> SlicePool | None:
     before = len(r.problems)
     raw = r.obj(item, path, SLICE_KEYS)
     if not raw:
@@ -355,18 +356,13 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     if min_count is None:
         min_count = count if mode == "reservation" else 0
     if version is not None:
-        v = _version_tuple(version)
-        full = len(version.split(".")) > 2
         least = MIN_VERSION_FLEX_START if accel.kind == "tpu" else MIN_VERSION_FLEX_START_GPU
-        if mode in ("flex-start", "queued") and (
-                v[:2] < least[:2] or full and v < least):
-            shown = "{}.{}.{}-gke.{}".format(*least)
-            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE {shown} or later; "
-                   f"gkeVersion is {version}")
-        if accel.family == "tpu7x" and (
-                v[:2] < MIN_VERSION_TPU7X[:2] or full and v < MIN_VERSION_TPU7X):
+        if mode in ("flex-start", "queued") and below(version.text, _shown(least)):
+            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE {_shown(least)} or later; "
+                   f"{version.said()}")
+        if accel.family == "tpu7x" and below(version.text, _shown(MIN_VERSION_TPU7X)):
             r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
-                   f"later; gkeVersion is {version}")
+                   f"later; {version.said()}")
     dranet = _dranet(r, raw, path, accel, version)
     if len(r.problems) > before:
         return None
@@ -392,7 +388,7 @@ def _boot_disk(r: Reader, path: str, accel: Accelerator, disk_type: str | None) 
 
 
 def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
-            version: str | None) -> bool:
+            version: GkeVersion | None) -> bool:
     """GKE managed DRANET: off unless asked for (GKE turns it on per node pool by label)."""
     on = r.get(raw, "dranet", path, bool, default=False)
     if not on:
@@ -401,14 +397,12 @@ def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
         r.fail(f"{path}.dranet", f"GKE managed DRANET is offered for TPU "
                f"{one_of(DRANET_FAMILIES)} pools only, not {accel.name}")
         return False
-    least = MIN_VERSION_DRANET
-    if version is not None:
-        v = _version_tuple(version)
-        if v[:2] < least[:2] or len(version.split(".")) > 2 and v < least:
-            r.fail(f"{path}.dranet", "GKE managed DRANET needs GKE {}.{}.{}-gke.{} or later "
-                   "(GKE installs the netdev.google.com DeviceClass from there: {}); "
-                   "gkeVersion is {}".format(*least, DRANET_PAGE, version))
-            return False
+    least = _shown(MIN_VERSION_DRANET)
+    if version is not None and below(version.text, least):
+        r.fail(f"{path}.dranet", f"GKE managed DRANET needs GKE {least} or later (GKE "
+               f"installs the netdev.google.com DeviceClass from there: {DRANET_PAGE}); "
+               f"{version.said()}")
+        return False
     return True
 
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
+from infra.catalog import gke_versions
+from infra.catalog.gke_versions import GkeVersion
 from infra.config import addons as addons_config
 from infra.config.addons import Addons, CachedImage, Queues
 from infra.config.cluster import (NAP_KEYS, POLICY_RULES, RELEASE_CHANNELS, SYSTEM_POOL_KEYS,
@@ -34,7 +36,7 @@ from infra.config.cluster import (NAP_KEYS, POLICY_RULES, RELEASE_CHANNELS, SYST
 from infra.config.fields import DEFAULT_PODS_PER_NODE, MAX_NODES_PER_CLUSTER
 from infra.config.network import (NETWORK_KEYS, Network, address_problems, gpu_cidr_problem,
                                   subnets_needed)
-from infra.config.storage import Storage, Store, parse_storage
+from infra.config.storage import Storage, Store, check_lustre_grants, parse_storage
 from infra.config.pathways import Pathways, parse_pathways, resolve_scratch
 from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
@@ -104,9 +106,12 @@ TOP_LEVEL_KEYS = (
 )
 
 
-def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackConfig:
+def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
+          channel_defaults: Mapping[str, str] | None = None) -> StackConfig:
     """Parse the stack's config (keys without the ``accelstack:`` prefix); ``secret_keys``
-    names the keys Pulumi holds as secrets.
+    names the keys Pulumi holds as secrets. ``channel_defaults``: the release channels'
+    default versions the version floors are checked against when no version is pinned
+    (infra/catalog/gke_versions.py CHANNEL_DEFAULTS unless given).
 
     Raises ConfigError listing every problem found; returns a fully checked config.
     """
@@ -118,8 +123,9 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
                    f"supported for: {', '.join(SECRET_KEYS)}); its value appears in resource "
                    "names, labels or the outputs, so keep it in plain text")
     cluster = parse_cluster(r, top)
+    version = _nodes_version(cluster.release_channel, cluster.gke_version, channel_defaults)
     slices_raw = r.get(top, "slices", "", list, default=[])
-    pools, unresolved = parse_slices(r, slices_raw, cluster.zones, cluster.gke_version)
+    pools, unresolved = parse_slices(r, slices_raw, cluster.zones, version)
     pathways, head_pool = parse_pathways(r, top.get("pathways"), pools, cluster.zones)
     if head_pool is not None:
         pools.append(head_pool)  # a CPU pool like any other: node pool, flavor, contract
@@ -136,13 +142,17 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
     before_storage = len(r.problems)
     storage = parse_storage(r, top.get("storage"), queues, project=cluster.project,
                             cluster=cluster.cluster_name, region=cluster.region,
-                            zones=tuple(cluster.zones), gke_version=cluster.gke_version,
+                            zones=tuple(cluster.zones), gke_version=version,
                             taken={f"network.{k}": v for k, v in (
                                 ("nodesCidr", cluster.network.nodes_cidr),
                                 ("podsCidr", cluster.network.pods_cidr),
                                 ("servicesCidr", cluster.network.services_cidr),
                                 ("masterCidr", cluster.network.master_cidr),
                                 ("gpuNetworksCidr", cluster.network.gpu_cidr))})
+    if len(r.problems) == before_storage:
+        raw_storage = top.get("storage")
+        check_lustre_grants(r, storage, raw_storage.get("stores") if isinstance(
+            raw_storage, Mapping) else None, queues, pools, version)
     if len(r.problems) == before_storage:  # a broken storage section is reported once
         pathways = resolve_scratch(r, pathways, {
             st.name: st.bucket if st.kind == "gcs" else None for st in storage.stores})
@@ -177,6 +187,16 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
     )
+
+
+def _nodes_version(channel: str | None, pinned: str | None,
+                   defaults: Mapping[str, str] | None) -> GkeVersion | None:
+    """The version the floors are checked against (None when the channel is not one GKE
+    has: that error is reported by the cluster layer)."""
+    table = dict(gke_versions.CHANNEL_DEFAULTS if defaults is None else defaults)
+    if not pinned and (channel or gke_versions.DEFAULT_CHANNEL) not in table:
+        return None
+    return gke_versions.effective(channel, pinned, table)
 
 
 def _node_demands(system: SystemPool, zones: int, pools: list[SlicePool],

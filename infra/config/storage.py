@@ -16,9 +16,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+from infra.catalog import gke_versions
+from infra.catalog.gke_versions import GkeVersion, below
 from infra.config.addons import Queues
+from infra.config.slices import SlicePool
 from infra.config.fields import parse_labels
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
@@ -41,15 +44,8 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _PROJECT_NUMBER = re.compile(r"^[1-9][0-9]{5,19}\Z")
 
-# Lustre instances are created without gke-support-enabled, so GKE nodes must be new
-# enough to use Lustre's own port: "no longer required as of GKE node version
-# 1.33.2-gke.4655000" (GKE API LustreCsiDriverConfig.enable_legacy_lustre_port).
-MIN_VERSION_LUSTRE = (1, 33, 2, 4655000)
-
-
-def _version_tuple(version: str) -> tuple[int, ...]:
-    nums = [int(x) for x in re.findall(r"\d+", version)]
-    return tuple(nums + [0] * (4 - len(nums)))
+# Managed Lustre's version floors: infra/catalog/gke_versions.py.
+MIN_VERSION_LUSTRE = gke_versions.LUSTRE
 
 
 
@@ -182,7 +178,7 @@ def _store(r: Reader, item: Any, path: str, queues: Queues, project: str, cluste
 
 def parse_storage(r: Reader, value: Any, queues: Queues, *, project: str | None,
                   cluster: str | None, region: str | None, zones: tuple[str, ...],
-                  gke_version: str | None = None,
+                  gke_version: GkeVersion | None = None,
                   taken: Mapping[str, str] | None = None) -> Storage:
     """``taken`` maps the config keys of the network's ranges to their CIDRs: a private
     services range given by address must not overlap them."""
@@ -245,18 +241,84 @@ def _private_service_access(r: Reader, value: Any, path: str, taken: Mapping[str
 
 
 def _fits(r: Reader, store: Store, stores: list[Store], path: str,
-          gke_version: str | None) -> bool:
+          gke_version: GkeVersion | None) -> bool:
     """Whether the store may join the ``stores`` before it (reported if not)."""
     if any(s.name == store.name for s in stores):
         r.fail(f"{path}.name", f"{show(store.name)} is already the name of a store")
         return False
-    if store.kind == "lustre" and gke_version is not None and (
-            _version_tuple(gke_version)[:len(gke_version.split("."))] <
-            MIN_VERSION_LUSTRE[:len(gke_version.split("."))]):
-        r.fail(f"{path}.kind", f"Managed Lustre needs GKE 1.33.2-gke.4655000 "
-               f"or later (nodes use Lustre's own port); gkeVersion is {gke_version}")
+    if store.kind == "lustre" and gke_version is not None and below(gke_version.text,
+                                                                     MIN_VERSION_LUSTRE):
+        r.fail(f"{path}.kind", f"Managed Lustre needs GKE {MIN_VERSION_LUSTRE} or later "
+               f"(nodes use Lustre's own port); {gke_version.said()}")
+        return False
+    same_fs = [s for s in stores if s.kind == "lustre" and store.kind == "lustre"
+               and s.filesystem == store.filesystem]
+    if same_fs:
+        r.fail(f"{path}.filesystem", f"{show(store.filesystem)} is already the file system "
+               f"name of store {same_fs[0].name!r}; GKE cannot mount volumes from two Managed "
+               "Lustre instances with the same file system name on one node (GKE "
+               "concepts/managed-lustre, Limitations): give each store its own (1-8 letters "
+               "and digits)")
         return False
     if store.kind == "gcs" and any(s.bucket == store.bucket for s in stores):
         r.fail(f"{path}.bucket", f"{show(store.bucket)} is already another store's bucket")
         return False
     return True
+
+
+# Managed Lustre from GKE nodes. "Node pools with Secure boot enabled are supported only if
+# the machine type of the node pool is a GPU machine type"
+# (https://cloud.google.com/managed-lustre/docs/connect-from-kubernetes-engine-existing-instance,
+# Limitations), and every accelstack pool has Secure Boot on (infra/specs/nodepool.py; policy
+# rule shielded-nodes), so TPU and CPU pools cannot mount it; turning Secure Boot off for
+# them is not done (it is the rule the policy enforces). Arm nodes (A4X) mount it from
+# 1.34.1-gke.2541000, x86 nodes from 1.33.2-gke.1111000, below MIN_VERSION_LUSTRE (GKE
+# concepts/managed-lustre, Limitations). submit/render/mounts.py refuses a mount from such a
+# pool; here a grant is refused to a namespace none of whose pools can mount it.
+MIN_VERSION_LUSTRE_ARM = gke_versions.LUSTRE_ARM
+LUSTRE_PAGE = ("https://cloud.google.com/managed-lustre/docs/"
+               "connect-from-kubernetes-engine-existing-instance")
+
+
+def mounts_lustre(pool: SlicePool, version: GkeVersion | None) -> bool:
+    """Whether the pool's nodes can mount a Managed Lustre volume."""
+    accel = pool.accelerator
+    if accel.kind != "gpu":
+        return False
+    return accel.arch != "arm64" or version is None or not below(version.text,
+                                                                  MIN_VERSION_LUSTRE_ARM)
+
+
+def _namespace_pools(queues: Queues, pools: Sequence[SlicePool]) -> dict[str, list[SlicePool]]:
+    """The pools each namespace's workloads may run on: the shared namespace's ClusterQueue
+    lists every pool; a team's has its quota pools and borrows from the cohort on every pool
+    (or those its borrowingLimit names)."""
+    out = {queues.namespace: list(pools)}
+    for team in queues.teams:
+        names = set(team.quota) | (set(team.borrowing_limit) if team.borrowing_limit
+                                   is not None else {p.name for p in pools})
+        out[team.namespace] = [p for p in pools if p.name in names]
+    return out
+
+
+def check_lustre_grants(r: Reader, storage: Storage, raw_stores: Any, queues: Queues,
+                        pools: Sequence[SlicePool], version: GkeVersion | None) -> None:
+    """Refuse a Lustre store's grant to a namespace whose pools cannot mount it."""
+    index = {item.get("name"): i for i, item in enumerate(raw_stores or [])
+             if isinstance(item, Mapping)}
+    by_ns = _namespace_pools(queues, pools)
+    for store in storage.stores:
+        if store.kind != "lustre":
+            continue
+        for ns in sorted(store.access):
+            if any(mounts_lustre(p, version) for p in by_ns.get(ns, [])):
+                continue
+            arm = [p.name for p in by_ns.get(ns, []) if p.accelerator.kind == "gpu"]
+            why = (f"its GPU pools are Arm nodes, which mount it from GKE "
+                   f"{MIN_VERSION_LUSTRE_ARM}; {version.said()}" if arm and version else
+                   "none of its pools is a GPU pool, and GKE mounts Managed Lustre on Secure "
+                   "Boot nodes (every accelstack pool) of GPU machine types only")
+            r.fail(f"storage.stores[{index.get(store.name, 0)}].access", f"namespace {ns!r} "
+                   f"cannot mount Managed Lustre store {store.name!r}: {why} ({LUSTRE_PAGE}); "
+                   "grant it to a namespace that runs on GPU pools, or use Parallelstore, "
+                   "Filestore or Cloud Storage for TPU and CPU pools")

@@ -80,7 +80,7 @@ def parse_kind(r: Reader, raw: Mapping[str, Any], path: str, kind: str, create: 
         return _filestore(r, raw, path, create, zones, region)
     if kind == "parallelstore":
         return _parallelstore(r, raw, path, create, zones)
-    return _lustre(r, raw, path, create, zones)
+    return _lustre(r, raw, path, create, zones, name)
 
 
 def _int(r: Reader, raw: Mapping[str, Any], key: str, path: str, required: bool = False,
@@ -212,9 +212,21 @@ def _parallelstore(r: Reader, raw: Mapping[str, Any], path: str, create: bool,
             "location": _location(r, raw, path, zones[0], zones)}
 
 
+def default_filesystem(store: str) -> str:
+    """A created Lustre instance's file system name when the stack does not give one: the
+    store's name, its letters and digits, cut to 8. GKE cannot mount volumes from two
+    instances with the same file system name on one node ("Mounting multiple volumes from
+    different Managed Lustre instances with the same filesystem name on a single node is
+    not supported", GKE concepts/managed-lustre, Limitations), so one fixed default for
+    every store would make two stores unusable from one node; infra.config.storage refuses
+    duplicates that remain."""
+    return re.sub(r"[^A-Za-z0-9]", "", store)[:8]
+
+
 def _lustre(r: Reader, raw: Mapping[str, Any], path: str, create: bool,
-            zones: tuple[str, ...]) -> dict[str, Any]:
-    filesystem = r.get(raw, "filesystem", path, str, default="lustre" if create else None,
+            zones: tuple[str, ...], name: str) -> dict[str, Any]:
+    filesystem = r.get(raw, "filesystem", path, str,
+                       default=default_filesystem(name) if create else None,
                        required=not create)
     if filesystem is not None and not _LUSTRE_FS.match(filesystem):
         r.fail(f"{path}.filesystem", f"{show(filesystem)} is not a Lustre file system name "

@@ -328,19 +328,42 @@ def violations(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.waived_because is None]
 
 
-def config_items(config: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> list[Item]:
+def config_items(config: Mapping[str, Any], secret_keys: Iterable[str] = (),
+                 written: Mapping[str, Any] | None = None) -> list[Item]:
     """The stack config (``namespace:key`` -> value) as items; secret values masked.
 
     A value written ``{secure: ...}`` in a stack file, or listed in ``secret_keys`` (the
     keys Pulumi marks secret), reads as ``MASK``.
+
+    ``written``: the stack file's own ``config:`` mapping, ``secure:`` markers and all, for
+    a ``config`` whose secrets arrive already decrypted and unmarked (as the Pulumi CLI
+    hands them to a policy pack: infra/policy/pack/crossguard.py). Every leaf the file
+    wrote as ``{secure: ...}`` is masked in the decrypted value, and keys the file does not
+    hold (from an ESC environment or ``--config``, whose secrecy the pack cannot see) are
+    left out rather than judged.
     """
     secret = set(secret_keys)
     out = []
     for key, value in sorted(config.items()):
+        if written is not None:
+            if key not in written:
+                continue
+            value = _overlay(value, written[key])
         if key in secret or (isinstance(value, Mapping) and set(value) == {"secure"}):
             value = MASK
         out.append(Item(CONFIG, str(key), {"value": _mask_secure(value)}))
     return out
+
+
+def _overlay(value: Any, written: Any) -> Any:
+    """``value`` with every leaf ``written`` marks ``{secure: ...}`` replaced by ``MASK``."""
+    if isinstance(written, Mapping) and set(written) == {"secure"}:
+        return MASK
+    if isinstance(written, Mapping) and isinstance(value, Mapping):
+        return {k: _overlay(v, written[k]) if k in written else v for k, v in value.items()}
+    if isinstance(written, list) and isinstance(value, list) and len(written) == len(value):
+        return [_overlay(v, w) for v, w in zip(value, written)]
+    return value
 
 
 def _mask_secure(value: Any) -> Any:

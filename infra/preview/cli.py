@@ -112,6 +112,7 @@ def desired_state(path: Path) -> dict[str, Any]:
     """The document the preview prints for one stack file."""
     from infra.preview import harness
     from infra.policy import rules as policy
+    from infra.specs import image_cache as image_cache_spec
 
     ev = harness.evaluate_file(path)
     resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
@@ -121,7 +122,7 @@ def desired_state(path: Path) -> dict[str, Any]:
     stack_config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
     items += policy.config_items(stack_config)
     findings = policy.check(ev.config, items)
-    return {
+    doc: dict[str, Any] = {
         "stack": harness.stack_name(path),
         "resources": resources,
         "outputs": harness.plain_outputs(ev),
@@ -130,6 +131,11 @@ def desired_state(path: Path) -> dict[str, Any]:
             "waivers": dict(ev.config.policy.waivers),
         },
     }
+    # Config checks that warn rather than refuse (the Pulumi program logs the same ones).
+    warnings = image_cache_spec.warnings(ev.config)
+    if warnings:
+        doc["warnings"] = warnings
+    return doc
 
 
 def dump(doc: dict[str, Any]) -> str:
@@ -223,6 +229,9 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs = _evaluate(paths)
+    for doc in docs:
+        for warning in doc.get("warnings", []):
+            click.echo(f"{doc['stack']}: warning: {warning}", err=True)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
     for doc in docs if not quiet else []:
         # The summary first; as YAML comments, so that stdout stays the YAML it was.

@@ -13,6 +13,7 @@ from typing import Any
 
 from infra.config.addons import CachedImage
 from infra.config.stack import StackConfig
+from infra.config.slices import SlicePool
 from infra.specs.nodepool import POOL_LABEL
 
 NAMESPACE = "accelstack-system"
@@ -109,3 +110,28 @@ def namespace() -> dict[str, Any]:
             "metadata": {"name": NAMESPACE,
                          "labels": {"app.kubernetes.io/managed-by": "accelstack"}}}
 
+
+
+def starts_empty(pool: SlicePool) -> bool:
+    """Whether the pool has no node until a job asks for one: flex-start and queued pools,
+    and single-host pools autoscaling from minCount 0 (infra/specs/nodepool.py)."""
+    return pool.capacity.autoscales_from_zero or (not pool.one_pool_per_slice
+                                                  and pool.min_count == 0)
+
+
+def warnings(cfg: StackConfig) -> list[str]:
+    """Image caches that cannot pull ahead: a DaemonSet pod on a node created for a job
+    starts with the job's pod. GKE's documented preloading there is a secondary boot disk
+    (CONTAINER_IMAGE_CACHE: GKE attaches it while it creates the node,
+    https://cloud.google.com/kubernetes-engine/docs/how-to/data-container-image-preloading)."""
+    pools = {p.name: p for p in cfg.slices}
+    out = []
+    for i, image in enumerate(cfg.image_cache):
+        chosen = [pools[n] for n in image.slice_pools if n in pools]
+        if chosen and all(starts_empty(p) for p in chosen):
+            out.append(f"imageCache[{i}] ({image.name}): every pool it selects "
+                       f"({', '.join(p.name for p in chosen)}) starts empty and creates nodes "
+                       "for the jobs, where the DaemonSet starts with the job's pod and pulls "
+                       "nothing ahead; preload the image with slices[].secondaryBootDisk "
+                       "(GKE's CONTAINER_IMAGE_CACHE) instead")
+    return out

@@ -34,12 +34,17 @@ CSI_DRIVERS = {"filestore": "filestore.csi.storage.gke.io",
 CSI_ADDONS = {"filestore": "gcp_filestore_csi_driver_config",
               "parallelstore": "parallelstore_csi_driver_config",
               "lustre": "lustre_csi_driver_config"}
-# APIs per kind: storage for buckets; file, parallelstore and lustre for the instances;
-# servicenetworking for the private services access connection they use.
+# APIs per kind: storage for buckets; file, parallelstore and lustre for the instances. The
+# GKE guides for EXISTING instances list the product's API under "Before you begin" as well
+# ("Enable the Parallelstore API and the Google Kubernetes Engine API", GKE
+# parallelstore-csi-existing-instance; likewise the Filestore and Managed Lustre guides), so
+# a referenced store enables it too (it lives in the stack's project: its volume handle names
+# that project). servicenetworking only where the stack creates the private services access
+# connection its instances use (gcp.servicenetworking.Connection).
 SERVICES = {"gcs": ("storage.googleapis.com",),
-            "filestore": ("file.googleapis.com", "servicenetworking.googleapis.com"),
-            "parallelstore": ("parallelstore.googleapis.com", "servicenetworking.googleapis.com"),
-            "lustre": ("lustre.googleapis.com", "servicenetworking.googleapis.com")}
+            "filestore": ("file.googleapis.com",),
+            "parallelstore": ("parallelstore.googleapis.com",),
+            "lustre": ("lustre.googleapis.com",)}
 # Managed Lustre's LNet port. GKE nodes from 1.33.2-gke.4655000 no longer clash with the
 # metadata server on it, so instances are created without gke-support-enabled (which moves
 # them to 6988) and the CSI driver without the legacy port (LustreCsiDriverConfig
@@ -48,6 +53,10 @@ SERVICES = {"gcs": ("storage.googleapis.com",),
 # (kubernetes-engine/docs/how-to/persistent-volumes/lustre-csi-driver-new-volume).
 LUSTRE_PORT = 988
 PSA_SERVICE = "servicenetworking.googleapis.com"
+# The Parallelstore CSI driver reference's PersistentVolume carries this annotation naming
+# the driver (https://docs.cloud.google.com/parallelstore/docs/csi-driver-reference).
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+PARALLELSTORE_MOUNT_LOCALITY = "pod"
 
 
 def principal(project_number: str, project: str, namespace: str, ksa: str) -> str:
@@ -64,9 +73,11 @@ def namespaces(cfg: StackConfig) -> list[str]:
 def services(cfg: StackConfig) -> list[str]:
     out: list[str] = []
     for store in cfg.storage.stores:
-        for s in SERVICES[store.kind] if store.create or store.kind == "gcs" else ():
+        for s in SERVICES[store.kind]:
             if s not in out:
                 out.append(s)
+    if cfg.storage.needs_private_service_access:
+        out.append(PSA_SERVICE)
     return out
 
 
@@ -256,6 +267,12 @@ def _volume_attributes(store: Store, endpoint: Endpoint) -> dict[str, Any]:
         attrs = {"accessPoints": endpoint.access_points}
         if endpoint.network:
             attrs["network"] = endpoint.network
+        # The mount mode, said rather than left to the driver's default: "pod" mounts
+        # through a sidecar in each pod (pods ask for it with the gke-parallelstore/volumes
+        # annotation, submit/render/mounts.py); "node" would share one dfuse per node.
+        # "supported values are node or pod. The default is pod" (Parallelstore CSI driver
+        # reference, https://docs.cloud.google.com/parallelstore/docs/csi-driver-reference).
+        attrs["mountLocality"] = PARALLELSTORE_MOUNT_LOCALITY
         return attrs
     return {"ip": endpoint.ip, "filesystem": store.filesystem}
 
@@ -280,7 +297,9 @@ def volume_objects(cfg: StackConfig, store: Store, endpoint: Endpoint
         labels = {**MANAGED_BY, "accelstack.dev/store": store.name}
         out.append({
             "apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": pv_name(store, ns), "labels": labels},
+            "metadata": {"name": pv_name(store, ns), "labels": labels,
+                         **({"annotations": {PROVISIONED_BY: CSI_DRIVERS[store.kind]}}
+                            if store.kind == "parallelstore" else {})},
             "spec": {
                 "storageClassName": "",
                 "capacity": {"storage": size},

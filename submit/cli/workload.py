@@ -69,6 +69,9 @@ def create(ctx: Context, /, **options: Any) -> None:
             push=not o.dry_run))
     with bad_input():
         objs = wl.render(ctx.outputs)
+        node_version = _node_version(ctx, o)
+        if node_version is not None:  # the floors again, against what the nodes run
+            objs = wl.render(ctx.outputs, node_version)
     if o.after is not None:
         from submit import api
 
@@ -82,6 +85,23 @@ def create(ctx: Context, /, **options: Any) -> None:
     apply_objects(ctx, objs, o.replace)
     if o.pathways and o.headless:
         _proxy_hint(objs)
+
+
+def _node_version(ctx: Context, o: CreateOptions) -> str | None:
+    """For a real submit with --mount: the oldest GKE version the chosen pool's nodes
+    report (its floors: submit/render/mounts.py). None when no node is up (pools that
+    scale from zero) or the submitter may not list nodes; the stack's pinned version is
+    checked then, as offline."""
+    if not o.mount or o.dry_run or o.export_file:
+        return None
+    from infra.catalog.gke_versions import version_tuple
+    from submit.render.build import pick_pool
+
+    chosen = pick_pool(ctx.outputs, o.accelerator, o.pool)
+    selector = ",".join(f"{k}={v}" for k, v in sorted(chosen.node_selector.items()))
+    versions = kube_call(lambda: ctx.cluster.node_versions(selector)) or []
+    known = [v for v in versions if v]
+    return min(known, key=version_tuple) if known else None
 
 
 def _checked(o: CreateOptions) -> Any:

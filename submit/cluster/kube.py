@@ -365,6 +365,19 @@ class Cluster:
             self.core.list_node(label_selector=selector, _request_timeout=self.timeout)))
         return list(self.api.sanitize_for_serialization(result).get("items", []))
 
+    def node_versions(self, selector: str) -> list[str] | None:
+        """The kubelet versions (``v1.33.5-gke.1080000``) of the nodes ``selector`` picks, or
+        None when the submitter may not list nodes (a cluster-scoped read many job
+        submitters' RBAC does not grant)."""
+        try:
+            items = self.list_nodes(selector)
+        except KubeError as e:
+            if e.status == 403:
+                return None
+            raise
+        return [str((n.get("status") or {}).get("nodeInfo", {}).get("kubeletVersion", ""))
+                for n in items]
+
     def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
         result = self._call(f"list events of {kind} {name}", lambda: (

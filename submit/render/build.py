@@ -14,6 +14,7 @@ from typing import Sequence
 
 from infra.catalog import pod_resources
 from infra.catalog import tables as catalog
+from infra.catalog.labels import ARCH_LABEL, ARM64
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from submit.render import mounts as mounts_mod
 from submit.render import pathways_options
@@ -82,12 +83,13 @@ def build_spec(
     cpu: str | None = None, memory: str | None = None,
     mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
     mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
-    elastic_slices: int | None = None,
+    elastic_slices: int | None = None, node_version: str | None = None,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
     ``None`` for priority, ttl, termination_grace_period and restart_on_exit_codes means
-    the default (DEFAULT_*)."""
+    the default (DEFAULT_*). ``node_version``: the GKE version the pool's nodes report,
+    when the submitter read it from the cluster (version floors of --mount)."""
     check_options(
         workload=workload, accelerator=accelerator, image=image, command=command,
         num_slices=num_slices, num_nodes=num_nodes, namespace=namespace, queue=queue, env=env,
@@ -116,7 +118,7 @@ def build_spec(
     capabilities = parse_capabilities(add_capability)
     env_vars = _env(env, env_file, secret_env)
     cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
-    checked = _mounts(mount, outputs, ns, chosen, replicas)
+    checked = _mounts(mount, outputs, ns, chosen, replicas, node_version)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
@@ -223,11 +225,13 @@ def _env(env: Sequence[str], env_file: str | None, secret_env: Sequence[str]
 
 
 def _mounts(mount: Sequence[str], outputs: StackOutputs, ns: str, chosen: SlicePoolInfo,
-            replicas: int) -> tuple[mounts_mod.Mount, ...]:
+            replicas: int, node_version: str | None) -> tuple[mounts_mod.Mount, ...]:
     try:
         return mounts_mod.parse(
             mount, outputs.storage, ns, reserved=("/dev/shm", CONFIG_MOUNT),
             host_network=mounts_mod.uses_host_network(chosen.kind, chosen.vms_per_slice,
-                                                      replicas))
+                                                      replicas),
+            pool_kind=chosen.kind, arm=chosen.node_selector.get(ARCH_LABEL) == ARM64,
+            node_version=node_version)
     except mounts_mod.MountError as e:
         raise SpecError("--mount", str(e)) from None

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from infra.catalog import gke_versions
 from infra.contract.outputs import StorageInfo
 
 MOUNT_ROOT = "/mnt"  # a store's default path: /mnt/STORE
@@ -28,6 +29,10 @@ GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 # for the sidecar; "0" as a limit removes it (pkg/webhook/config.go: a zero quantity is
 # left out of the limits, and the request falls back to the driver's default).
 GCSFUSE_VOLUMES = "gke-gcsfuse/volumes"
+# The Parallelstore CSI driver's sidecar, asked for per pod (GKE "Access existing
+# Parallelstore instances": the workload's pod annotations; the Parallelstore CSI driver
+# reference: mountLocality "pod", the default, mounts in the pod).
+PARALLELSTORE_VOLUMES = "gke-parallelstore/volumes"
 GCSFUSE_LIMITS = ("gke-gcsfuse/cpu-limit", "gke-gcsfuse/memory-limit",
                   "gke-gcsfuse/ephemeral-storage-limit")
 # Pods on the hosts' network (multi-host and multislice TPU jobs) authenticate the sidecar
@@ -35,8 +40,7 @@ GCSFUSE_LIMITS = ("gke-gcsfuse/cpu-limit", "gke-gcsfuse/memory-limit",
 # (driver pkg/csi_driver/utils.go; docs/authentication.md), which GKE supports from
 # 1.33.3-gke.1226000 on Standard clusters (driver docs/releases.md, "Host networking
 # support"). Before that the sidecar of a host-network pod has no Workload Identity.
-HOST_NETWORK_MIN_GKE = (1, 33, 3, 1226000)
-HOST_NETWORK_MIN_GKE_TEXT = "1.33.3-gke.1226000"
+HOST_NETWORK_MIN_GKE_TEXT = gke_versions.GCSFUSE_HOST_NETWORK
 
 # GCS FUSE mount options (Cloud Storage FUSE config-file keys, flattened as the CSI driver
 # takes them; GKE "Optimize Cloud Storage FUSE CSI driver for GKE performance"):
@@ -116,9 +120,14 @@ def uses_host_network(kind: str, vms_per_slice: int, replicas: int) -> bool:
     return kind == "tpu" and (vms_per_slice > 1 or replicas > 1)
 
 
-def _version(text: str) -> tuple[int, ...]:
-    nums = [int(x) for x in re.findall(r"\d+", text)]
-    return tuple(nums + [0] * (4 - len(nums)))
+def _version_said(storage: StorageInfo, node_version: str | None) -> str | None:
+    """The version the job's nodes run, as a message says it: what the nodes report when
+    the submitter could read it, else the version the stack pins (None: neither known)."""
+    if node_version:
+        return f"its nodes run {node_version.lstrip('v')}"
+    if storage.gke_version:
+        return f"the stack pins {storage.gke_version}"
+    return None
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -138,8 +147,13 @@ def _split(item: str) -> tuple[str, str | None, str | None]:
 
 
 def parse(items: Sequence[str], storage: StorageInfo, namespace: str, *,
-          host_network: bool, reserved: Sequence[str]) -> tuple[Mount, ...]:
-    """Check every --mount value; ``reserved`` are the paths the pod already mounts."""
+          host_network: bool, reserved: Sequence[str], pool_kind: str = "",
+          arm: bool = False, node_version: str | None = None) -> tuple[Mount, ...]:
+    """Check every --mount value; ``reserved`` are the paths the pod already mounts.
+    ``pool_kind`` (tpu, gpu, cpu) and ``arm``: the pool the job runs on; ``node_version``:
+    the version its nodes report (submit/cluster/kube.py), when the submitter read it."""
+    version = (node_version or storage.gke_version or "").lstrip("v") or None
+    said = _version_said(storage, node_version)
     out: list[Mount] = []
     names = ", ".join(s.name for s in storage.stores) or "none"
     for item in items:
@@ -173,15 +187,33 @@ def parse(items: Sequence[str], storage: StorageInfo, namespace: str, *,
             if other.path == norm:
                 raise MountError(f"{item!r}: {norm} is already where store {other.store!r} "
                                  "is mounted; give each mount its own path")
-        if store.kind == "gcs" and host_network and storage.gke_version is not None and \
-                _version(storage.gke_version) < HOST_NETWORK_MIN_GKE:
+        if store.kind == "gcs" and host_network and version is not None and \
+                gke_versions.below(version, HOST_NETWORK_MIN_GKE_TEXT):
             raise MountError(
                 f"{item!r}: this job runs on the hosts' network (multi-host TPU), where "
-                f"Cloud Storage FUSE needs GKE {HOST_NETWORK_MIN_GKE_TEXT} or later; the stack"
-                f" pins {storage.gke_version}; use a single-host job or a Filestore, "
-                "Parallelstore or Lustre store")
+                f"Cloud Storage FUSE needs GKE {HOST_NETWORK_MIN_GKE_TEXT} or later; {said}; "
+                "use a single-host job or a Filestore, Parallelstore or Lustre store")
+        if store.kind == "lustre":
+            _check_lustre(item, pool_kind, arm, version, said)
         out.append(Mount(store.name, store.kind, store.source, norm, read_only))
     return tuple(out)
+
+
+def _check_lustre(item: str, pool_kind: str, arm: bool, version: str | None,
+                  said: str | None) -> None:
+    """Managed Lustre mounts on Secure Boot nodes of GPU machine types only (every accelstack
+    pool has Secure Boot on), on Arm nodes from their own minimum, and on nodes new enough
+    for Lustre's own port (infra/catalog/gke_versions.py; infra/config/storage.py has the
+    page these come from)."""
+    if pool_kind and pool_kind != "gpu":
+        raise MountError(f"{item!r}: Managed Lustre cannot be mounted on this job's {pool_kind.upper()} "
+                         "nodes: GKE mounts it on Secure Boot nodes (every accelstack pool) of "
+                         "GPU machine types only; use a GPU pool, or a Parallelstore, Filestore "
+                         "or Cloud Storage store")
+    floor = gke_versions.LUSTRE_ARM if arm else gke_versions.LUSTRE
+    if version is not None and gke_versions.below(version, floor):
+        raise MountError(f"{item!r}: Managed Lustre needs GKE {floor} or later on "
+                         f"{'Arm' if arm else 'these'} nodes; {said}")
 
 
 def cache_volume_mib(local_ssd_gib: int) -> int:
@@ -250,6 +282,12 @@ def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], mounts: Sequence[Mou
         # defaults, within the node headroom infra/catalog/pod_resources.py leaves.
         for key in GCSFUSE_LIMITS:
             annotations[key] = "0"
+    if any(m.kind == "parallelstore" for m in mounts):
+        # The stack's Parallelstore volumes mount in "pod" mode (their PVs say
+        # mountLocality: pod, infra/specs/storage.py), through the driver's sidecar, which
+        # the pod asks for with this annotation as the GKE guides' workloads do. Its
+        # requests stay the driver's defaults, within the node headroom.
+        pod_meta.setdefault("annotations", {})[PARALLELSTORE_VOLUMES] = "true"
 
 
 def mounts_of(pod_spec: dict[str, Any]) -> list[dict[str, str]]:

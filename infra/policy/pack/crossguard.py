@@ -10,11 +10,29 @@ Waivers, with a written reason, work as offline: ``policy.waivers`` in the stack
 this pack's own config (``pulumi preview --policy-pack-config FILE`` with
 ``{"<rule>": {"waiver": "<reason>"}}``). A waived finding is not reported as a violation.
 Values unknown during a preview (an address not yet allocated) read as ``UNKNOWN``.
+
+Secrets under the Pulumi CLI: the CLI starts the pack with the stack's config in
+``PULUMI_CONFIG`` with every secret already decrypted, and passes no list of which keys
+were secret: ``constructEnv`` sets ``PULUMI_CONFIG``, ``PULUMI_ORGANIZATION``,
+``PULUMI_PROJECT``, ``PULUMI_STACK`` and ``PULUMI_DRY_RUN`` only, and ``constructConfig``
+drops the secret keys ``PropertyMapToConfig`` returns (pulumi/pulumi
+sdk/go/common/resource/plugin/analyzer_plugin.go, config.go); pulumi-policy 1.21's
+``ConfigureStack`` keeps only the stack's tags. So the pack reads the ``secure:`` markers
+from the stack file itself: the CLI runs it in the pack's directory (``pwd :=
+policyPackPath``), under the project whose ``Pulumi.yaml`` names the ``stackConfigDir`` of
+``Pulumi.<PULUMI_STACK>.yaml``. Keys that file does not hold (ESC environments, ``--config``)
+are not judged by ``plain-secret-config`` in the pack; the offline preview, which reads the
+file, judges every key it holds. Without a stack file to read, the rule judges nothing in
+the pack rather than fail every correctly encrypted secret.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+
+import yaml
 
 from pulumi.runtime import config as runtime_config
 from pulumi_policy import (EnforcementLevel, Policy, PolicyConfigSchema, ReportViolation,
@@ -83,7 +101,30 @@ def stack_config() -> tuple[StackConfig | None, list[policy.Item]]:
         cfg: StackConfig | None = parse(raw)
     except ConfigError:
         cfg = None
-    return cfg, policy.config_items(env, runtime_config.get_config_secret_keys_env())
+    return cfg, policy.config_items(env, runtime_config.get_config_secret_keys_env(),
+                                    written_config())
+
+
+def written_config(start: Path | None = None,
+                   stack: str | None = None) -> dict[str, Any]:
+    """The ``config:`` mapping of the running stack's file as written (``secure:`` markers
+    kept), found from the pack's directory up to the project's ``Pulumi.yaml``; empty when
+    there is no such file to read."""
+    name = (stack or os.environ.get("PULUMI_STACK") or "").rsplit("/", 1)[-1]
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        project = folder / "Pulumi.yaml"
+        if not project.is_file():
+            continue
+        try:
+            doc = yaml.safe_load(project.read_text(encoding="utf-8")) or {}
+            config_dir = str(doc.get("stackConfigDir") or ".")
+            text = (folder / config_dir / f"Pulumi.{name}.yaml").read_text(encoding="utf-8")
+            config = (yaml.safe_load(text) or {}).get("config") or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+            return {}
+        return dict(config) if name and isinstance(config, Mapping) else {}
+    return {}
 
 
 def _validator(rule: str) -> Callable[[StackValidationArgs, ReportViolation], None]:
