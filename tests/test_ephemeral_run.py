@@ -1,0 +1,224 @@
+"""`submit run` end to end in this process: the Automation API against the fake `pulumi`
+(tests/fakes/pulumi_engine.py, checked against the CLI's documented behaviour in
+tests/test_fake_pulumi_auto.py) and the work against the fake API server. Every path ends
+with the fake cloud empty and the stack removed, or says exactly what is left.
+
+Signals (Ctrl-C once and twice, SIGTERM) and a killed process need a process of their
+own: tests/test_ephemeral_signals.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ephemeral_env import finish, program, project, run_argv, tags
+from fake_apiserver import FakeApiServer, Fault
+from fakes.pulumi_auto import FakeAutoPulumi, install
+from submit.cli.app import main
+from submit.ephemeral import plan as pl
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+         server: FakeApiServer) -> FakeAutoPulumi:
+    f = install(tmp_path, monkeypatch)
+    program(f, server)
+    return f
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    return project(tmp_path)
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(argv))
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        result.exception
+    return result.exit_code, result.stderr
+
+
+def test_success_creates_runs_and_takes_everything_down(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    finish(server, "Completed")
+    code, err = _run(*run_argv(proj))
+    assert code == 0, err
+    assert fake.cloud == [] and fake.stacks == []
+    assert "up: 4 of 4 created" in err
+    assert "workload train in namespace training (queue main)" in err
+    assert "train: " in err and "Completed" in err
+    assert "4 resources deleted, stack train removed" in err
+    assert err.endswith("run train: exit 0 (the work succeeded)\n")
+    # The stack was born with its expiry, owner and command before `up` ran.
+    cmds = fake.commands()
+    up = next(i for i, c in enumerate(cmds) if c[0] == "up")
+    expires = next(i for i, c in enumerate(cmds) if c[:4] == ["stack", "tag", "set",
+                                                                pl.TAG_EXPIRES])
+    assert expires < up
+    config = json.loads(next(c for c in cmds if c[:2] == ["config", "set-all"])[5])
+    assert config["accelstack:clusterName"] == {"value": "train", "secret": False}
+    assert config["accelstack:deletionProtection"] == {"value": "false", "secret": False}
+    assert config["accelstack:region"] == {"value": "us-west4", "secret": False}
+    # what reached the cluster: the JobSet, rendered against the fresh outputs
+    [(ns, name)] = list(server.state.jobsets)
+    assert (ns, name) == ("training", "train")
+
+
+def test_the_work_fails_exit_3_and_still_tears_down(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    finish(server, "Failed")
+    code, err = _run(*run_argv(proj))
+    assert code == 3, err
+    assert fake.cloud == [] and fake.stacks == []
+    assert "train failed: Failed: jobset failed" in err
+    assert err.endswith("run train: exit 3 (the work failed)\n")
+
+
+def test_up_fails_part_way_exit_5_and_takes_down_what_was_made(
+        fake: FakeAutoPulumi, proj: Path) -> None:
+    fake.faults(upFailAt=2, upFailMessage="googleapi: Error 403: TPU quota exceeded")
+    code, err = _run(*run_argv(proj))
+    assert code == 5, err
+    assert "pulumi up failed: cluster (Cluster): googleapi: Error 403: TPU quota exceeded" in err
+    assert "2 resources deleted, stack train removed" in err  # the stack and the network
+    assert fake.cloud == [] and fake.stacks == []
+
+
+def test_a_transient_destroy_failure_is_retried_with_a_refresh(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pl, "RETRY_DELAYS", (0.0, 0.0, 0.0))
+    fake.faults(destroyFails=1)
+    finish(server)
+    code, err = _run(*run_argv(proj))
+    assert code == 0, err
+    assert ("destroy of train refused for now (v5litepod-16 (NodePool): googleapi: Error "
+            "503: The service is currently unavailable.)") in err
+    destroys = [c for c in fake.commands() if c[0] == "destroy"]
+    assert ["--refresh" in c for c in destroys] == [False, True]
+    assert fake.cloud == [] and fake.stacks == []
+
+
+def test_a_lasting_destroy_failure_exits_6_and_prints_the_clean_up_command(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    fake.faults(destroyFails=9, destroyFailMessage="googleapi: Error 400: The network "
+                "resource 'net' is already being used by 'fw'")
+    finish(server)
+    code, err = _run(*run_argv(proj))
+    assert code == 6, err
+    assert len([c for c in fake.commands() if c[0] == "destroy"]) == 1  # not transient
+    assert f"take it down with:\n  submit reap --project-dir {proj} train\n" in err
+    assert fake.stacks == ["train"]  # the state still holds what is left
+    assert len(fake.cloud) == 4
+
+
+def test_a_lost_cluster_connection_exits_5_and_tears_down(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    # The JobSet is applied, then every request the run makes fails (the API server gone).
+    def lose() -> None:
+        import threading
+        import time
+
+        def cut() -> None:
+            while not server.state.jobsets:
+                time.sleep(0.02)
+            server.state.faults = [Fault(503, "connection lost")] * 200
+        threading.Thread(target=cut, daemon=True).start()
+    lose()
+    code, err = _run(*run_argv(proj))
+    assert code == 5, err
+    assert "lost the cluster while waiting" in err
+    assert fake.cloud == [] and fake.stacks == []
+
+
+def test_keep_leaves_it_up_and_prints_the_command(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    finish(server)
+    code, err = _run(*run_argv(proj, "--keep"))
+    assert code == 0, err
+    assert f"take it down with:\n  submit reap --project-dir {proj} train\n" in err
+    assert fake.stacks == ["train"] and len(fake.cloud) == 4
+    code, err = _run("reap", "--project-dir", str(proj), "train")
+    assert code == 0, err
+    assert fake.stacks == [] and fake.cloud == []
+
+
+def test_timeout_exits_4_and_tears_down(fake: FakeAutoPulumi, proj: Path) -> None:
+    code, err = _run(*run_argv(proj, "--timeout", "1s"))
+    assert code == 4, err
+    assert fake.cloud == [] and fake.stacks == []
+
+
+def test_a_backend_without_stack_tags_stops_before_anything_is_created(
+        fake: FakeAutoPulumi, proj: Path) -> None:
+    fake.faults(tagsUnsupported=True)
+    code, err = _run(*run_argv(proj))
+    assert code == 5, err
+    assert "preparing stack train: error: stack tags not supported in diy mode" in err
+    assert not any(c[0] == "up" for c in fake.commands())
+    assert fake.cloud == [] and fake.stacks == []
+
+
+def test_a_live_run_of_the_same_name_is_never_shared(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    finish(server)
+    code, _ = _run(*run_argv(proj, "--keep"))
+    assert code == 0
+    import os
+    import socket
+
+    data = fake.stack("train")
+    assert data is not None
+    # As if another live process on this machine (this test's own parent) held it.
+    data["tags"][pl.TAG_RUN] = f"train-x u@{socket.gethostname()} pid {os.getppid()}"
+    (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
+    code, err = _run(*run_argv(proj))
+    assert code == 1
+    assert "\nError: stack train is in use by run train-x (pid" in err
+    assert not any(c[0] == "destroy" for c in fake.commands())
+    assert fake.stacks == ["train"]
+
+
+def test_a_rerun_after_a_crash_resumes_the_same_stack(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    finish(server)
+    code, _ = _run(*run_argv(proj, "--keep"))
+    data = fake.stack("train")
+    assert data is not None
+    # The holder died mid-up: its pid is gone and its DIY lock is left behind.
+    data["tags"][pl.TAG_RUN] = "train-old u@" + __import__("socket").gethostname() + " pid 999999"
+    data["lock"] = {"id": "old", "user": "u", "host": "h", "pid": 999999, "at": "t"}
+    (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
+    server.state.jobsets.clear()
+    finish(server)
+    code, err = _run(*run_argv(proj))
+    assert code == 0, err
+    assert "resuming stack train, left by run train-old" in err
+    assert "`pulumi cancel`" in err
+    cmds = fake.commands()
+    assert ["cancel", "--yes", "--stack", "train"] in cmds
+    assert [c for c in cmds if c[:2] == ["stack", "init"]] == [["stack", "init", "train"]]
+    assert fake.stacks == [] and fake.cloud == []
+
+
+def test_bad_input_exits_2_before_pulumi_runs(fake: FakeAutoPulumi, proj: Path) -> None:
+    cases = [
+        (run_argv(proj, name="Bad_Name"), "Invalid value for '--name': 'Bad_Name' is not a run "
+         "name: 1-24 lowercase letters"),
+        (run_argv(proj, "--set", "clusterName=x"), "Invalid value for '--set': "
+         "accelstack:clusterName is set by `submit run`"),
+        (["run", "nope", "--project-dir", str(proj), "--workload", "w", "--accelerator",
+          "v5e-16", "--image", "i"], f"Invalid value for 'STACK': {proj}/stacks/Pulumi.nope.yaml: "
+         "no such stack file"),
+        (["run", "v5e-spot", "--project-dir", str(proj)], "give the work as one of"),
+        (run_argv(proj, "--num-slices", "0"), "Invalid value for '--num-slices'"),
+    ]
+    for argv, message in cases:
+        code, err = _run(*argv)
+        assert code == 2, (argv, err)
+        assert message in err, err
+    assert fake.calls == []
