@@ -222,3 +222,17 @@ def test_bad_input_exits_2_before_pulumi_runs(fake: FakeAutoPulumi, proj: Path) 
         assert code == 2, (argv, err)
         assert message in err, err
     assert fake.calls == []
+
+
+def test_run_takes_the_options_of_workload_create_and_no_name_collides() -> None:
+    from submit.cli.run import run
+    from submit.cli.workload import create
+
+    names = [p.name for p in run.params]
+    assert len(names) == len(set(names)), names  # e.g. its --expires-in vs create's --ttl
+    create_names = {p.name for p in create.params}
+    left_out = {"dry_run", "fmt", "export_file", "replace", "after", "stack_after",
+                "outputs_after", "project_dir_after"}
+    assert create_names - left_out <= set(names)
+    assert {p.opts[0] for p in run.params if p.name in create_names} >= {
+        "--workload", "--accelerator", "--image", "--ttl", "--mount", "--pathways"}

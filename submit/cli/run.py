@@ -216,7 +216,7 @@ def _pulumi_command() -> Callable[[], Any]:
                    "Repeatable.")
 @click.option("--keep", is_flag=True, help="Leave everything up afterwards and print the "
               "command that takes it down.")
-@click.option("--expires-in", "ttl", type=DURATION, default="6h", show_default=True,
+@click.option("--expires-in", "expires_in", type=DURATION, default="6h", show_default=True,
               metavar="DURATION", help="The stack's expiry, stamped in its tags: `submit "
               "reap` takes it down after this, whatever happened to this process.")
 @click.option("--timeout", type=DURATION, default="24h", show_default=True,
@@ -232,7 +232,8 @@ def _pulumi_command() -> Callable[[], Any]:
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, type=click.Path(file_okay=False),
               metavar="DIR", help="Pulumi project directory (where Pulumi.yaml is).")
-def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool, ttl: float,
+def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool,
+        expires_in: float,
         timeout: float, interval: float, logs_dir: str | None, group_file: str | None,
         experiment_file: str | None, project_dir: str, **options: Any) -> None:
     """Bring up a stack from STACK (a stack file, or a stack name in the project's
@@ -264,7 +265,7 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         shown = str(path)
     user, host = getpass.getuser(), socket.gethostname()
     plan = pl.RunPlan(name=run_name, project_dir=project_dir, stack_file=shown, config=config,
-                      ttl_seconds=int(ttl), keep=keep, owner=f"{user}@{host}",
+                      ttl_seconds=int(expires_in), keep=keep, owner=f"{user}@{host}",
                       command=pl.command_line(sys.argv[1:]),
                       created=datetime.now(timezone.utc))
     console = _Console()
@@ -336,7 +337,7 @@ def reap(names: tuple[str, ...], dry_run: bool, project_dir: str) -> None:
                    err=True)
         return
     done = reaper.reap(project_dir, command, due, lambda t: click.echo(t, err=True),
-                       time.sleep, lambda: False)
+                       time.sleep, lambda: False, socket.gethostname(), _alive, now)
     failed = [d for d in done if not d.destroyed]
     for d in failed:
         click.echo(f"{d.name}: NOT taken down: {d.note}", err=True)

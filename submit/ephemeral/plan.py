@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from enum import IntEnum
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
@@ -192,6 +192,20 @@ class Holder:
 def holder(tags: Mapping[str, str]) -> Holder | None:
     m = re.match(r"^(\S+) \S*@(\S+) pid (\d+)$", tags.get(TAG_RUN, ""))
     return Holder(m.group(1), m.group(2), int(m.group(3))) if m else None
+
+
+def holder_gone(held: Holder | None, tags: Mapping[str, str], host: str,
+                alive: Callable[[int], bool], now: datetime) -> bool:
+    """Whether the run that holds a stack is certainly gone, so its cut-off update may be
+    cancelled (`pulumi cancel`) and the stack taken over: its expiry has passed, or it ran
+    on this machine and its process is gone. A run on another machine cannot be asked, so
+    until its expiry it counts as alive."""
+    expires = parse_stamp(tags.get(TAG_EXPIRES, ""))
+    if expires is not None and expires <= now:
+        return True
+    if held is None:
+        return tags.get(TAG_EPHEMERAL) == "true"  # stamped, then killed before TAG_RUN
+    return held.host == host and not alive(held.pid)
 
 
 def run_id(run: str, user: str, host: str, pid: int, now: datetime) -> str:

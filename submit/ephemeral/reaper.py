@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Callable, Sequence
 
 from submit.ephemeral import plan as pl
-from submit.ephemeral.teardown import take_down
+from submit.ephemeral.teardown import last_line, take_down
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,31 @@ def find(project_dir: str, command: Any) -> dict[str, dict[str, str]]:
 
 def reap(project_dir: str, command: Any, chosen: Sequence[pl.Reapable],
          say: Callable[[str], None], sleep: Callable[[float], None],
-         stopped: Callable[[], bool]) -> list[Reaped]:
+         stopped: Callable[[], bool], host: str, alive: Callable[[int], bool],
+         now: datetime) -> list[Reaped]:
+    """Take each chosen stack down. An update cut off by a dead run (its lock left behind)
+    is cancelled first, as `pulumi cancel` is meant for ("After this command completes
+    successfully, the stack will be ready for further updates", pulumi cancel's reference);
+    a live run's update is left alone and that stack reported."""
     from pulumi.automation import LocalWorkspace, Stack
+    from pulumi.automation.errors import CommandError
 
     ws = LocalWorkspace(work_dir=project_dir, pulumi_command=command)
+    busy = {s.name for s in ws.list_stacks() if s.update_in_progress}
     done = []
     for item in chosen:
         stack = Stack.select(item.name, ws)
+        if item.name in busy:
+            tags = ws.list_tags(item.name)
+            if not pl.holder_gone(pl.holder(tags), tags, host, alive, now):
+                done.append(Reaped(item.name, False, "an update by a live run is in progress"))
+                continue
+            say(f"{item.name}: its last update was cut off; `pulumi cancel`")
+            try:
+                stack.cancel()
+            except CommandError as e:
+                done.append(Reaped(item.name, False, f"pulumi cancel: {last_line(e)}"))
+                continue
         ok, note = take_down(stack, item.name, say, sleep, stopped)
         done.append(Reaped(item.name, ok, note))
     return done

@@ -19,6 +19,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from typing import Any, Callable, Protocol, Sequence
 
 from submit.ephemeral import plan as pl
@@ -175,11 +176,10 @@ class Runner:
             raise _InfraFailure(f"preparing stack {self.plan.name}: {last_line(e)}") from None
 
     def _holder_alive(self, held: pl.Holder, tags: dict[str, str]) -> bool:
-        if held.host == self.host:
-            return held.pid != self.pid and self.alive(held.pid)
-        expires = pl.parse_stamp(tags.get(pl.TAG_EXPIRES, ""))
-        # Another machine's process cannot be asked; until its expiry it counts as alive.
-        return expires is not None and expires.timestamp() > time.time()
+        if held.host == self.host and held.pid == self.pid:
+            return False
+        return not pl.holder_gone(held, tags, self.host, self.alive,
+                                  datetime.now(timezone.utc))
 
     def _has_resources(self, ws: Any) -> bool:
         return any(s.name == self.plan.name and (s.resource_count or 0) > 0
