@@ -236,3 +236,12 @@ def test_run_takes_the_options_of_workload_create_and_no_name_collides() -> None
     assert create_names - left_out <= set(names)
     assert {p.opts[0] for p in run.params if p.name in create_names} >= {
         "--workload", "--accelerator", "--image", "--ttl", "--mount", "--pathways"}
+
+
+def test_without_pulumi_nothing_starts(proj: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, err = _run(*run_argv(proj))
+    assert code == 1
+    assert err.endswith("Error: the pulumi CLI is not on PATH; install it "
+                        "(https://www.pulumi.com/docs/install/)\n")

@@ -17,7 +17,7 @@ import sys
 from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 import yaml
@@ -133,8 +133,9 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
         return exp.name, Work(f"experiment {exp.name} ({len(exp.trials)} trials)",
                               lambda outputs: [t.objects for t in expand.plan(exp, outputs)],
                               timeout, interval, logs_dir)
-    opts = CreateOptions(**{f.name: options.get(f.name) for f in fields(CreateOptions)
-                            if f.name not in _NOT_FOR_RUN},
+    given_options: dict[str, Any] = {f.name: options.get(f.name) for f in fields(CreateOptions)
+                                     if f.name not in _NOT_FOR_RUN}
+    opts = CreateOptions(**given_options,
                          dry_run=False, fmt="yaml", export_file=None, replace=False)
     if not opts.accelerator:
         raise click.UsageError("Missing option '--accelerator' (with --workload).")
@@ -190,21 +191,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _pulumi_command() -> Callable[[], Any]:
-    def make() -> Any:
-        from pulumi.automation.errors import InvalidVersionError
+def _pulumi() -> Any:
+    from submit.ephemeral.pulumi_process import Unavailable, command
 
-        from submit.ephemeral.pulumi_process import Command
-
-        try:
-            return Command()
-        except FileNotFoundError:
-            raise click.ClickException(
-                "the pulumi CLI is not on PATH; install it "
-                "(https://www.pulumi.com/docs/install/)") from None
-        except InvalidVersionError as e:
-            raise click.ClickException(f"pulumi CLI: {e}") from None
-    return make
+    try:
+        return command()
+    except Unavailable as e:
+        raise click.ClickException(str(e)) from None
 
 
 @click.command("run")
@@ -274,7 +267,7 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
     old = {s: signal.signal(s, runner.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         console.line(f"run {run_name}: {work.describe} on a stack from {shown}")
-        outcome = runner.run(_pulumi_command())
+        outcome = runner.run(_pulumi())
     except InUse as e:
         raise click.ClickException(str(e)) from None
     finally:
@@ -305,8 +298,6 @@ def reap(names: tuple[str, ...], dry_run: bool, project_dir: str) -> None:
     touched. Exit 0: nothing left to take down; 6: a teardown failed."""
     import time
 
-    from pulumi.automation.errors import CommandError
-
     from submit.ephemeral import reaper
 
     for n in names:
@@ -315,14 +306,12 @@ def reap(names: tuple[str, ...], dry_run: bool, project_dir: str) -> None:
         except pl.PlanError as e:
             raise click.BadParameter(e.message, param_hint="'RUN'") from None
     _project_settings(project_dir)
-    command = _pulumi_command()()
+    command = _pulumi()
     now = datetime.now(timezone.utc)
     try:
         stacks = reaper.find(project_dir, command)
-    except CommandError as e:
-        from submit.ephemeral.teardown import last_line
-
-        raise click.ClickException(f"listing the stacks: {last_line(e)}") from None
+    except reaper.BackendError as e:
+        raise click.ClickException(str(e)) from None
     chosen = pl.reapable(stacks, now, names)
     missing = sorted(set(names) - {c.name for c in chosen})
     if missing:

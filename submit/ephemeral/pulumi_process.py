@@ -29,7 +29,7 @@ from pulumi.automation.errors import create_command_error
 OnOutput = Callable[[str], Any]
 
 
-class Command(PulumiCommand):  # type: ignore[misc]
+class Command(PulumiCommand):
     def __init__(self) -> None:
         super().__init__()  # runs `pulumi version` and checks it, as the SDK does
         self._lock = threading.Lock()
@@ -86,3 +86,21 @@ class Command(PulumiCommand):  # type: ignore[misc]
         if proc.returncode != 0:
             raise create_command_error(result)
         return result
+
+
+class Unavailable(Exception):
+    """No usable `pulumi` CLI: the message says why and what to do."""
+
+
+def command() -> Command:
+    """The CLI, checked (found on PATH, a version the SDK accepts)."""
+    from pulumi.automation.errors import InvalidVersionError
+
+    try:
+        return Command()
+    except FileNotFoundError:
+        raise Unavailable("the pulumi CLI is not on PATH; install it "
+                          "(https://www.pulumi.com/docs/install/)") from None
+    except InvalidVersionError as e:
+        raise Unavailable(f"pulumi CLI: {e}") from None
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from submit.ephemeral import plan as pl
 from submit.ephemeral.teardown import last_line, take_down
@@ -24,12 +24,20 @@ class Reaped:
     note: str
 
 
-def find(project_dir: str, command: Any) -> dict[str, dict[str, str]]:
+class BackendError(Exception):
+    """The backend could not be read; the message is the CLI's."""
+
+
+def find(project_dir: str, command: Any) -> dict[str, Mapping[str, str]]:
     """Every stack of the project in the backend, with its tags."""
     from pulumi.automation import LocalWorkspace
+    from pulumi.automation.errors import CommandError
 
-    ws = LocalWorkspace(work_dir=project_dir, pulumi_command=command)
-    return {s.name: ws.list_tags(s.name) for s in ws.list_stacks()}
+    try:
+        ws = LocalWorkspace(work_dir=project_dir, pulumi_command=command)
+        return {s.name: ws.list_tags(s.name) for s in ws.list_stacks()}
+    except CommandError as e:
+        raise BackendError(f"listing the stacks: {last_line(e)}") from None
 
 
 def reap(project_dir: str, command: Any, chosen: Sequence[pl.Reapable],

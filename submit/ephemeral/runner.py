@@ -111,10 +111,12 @@ class Runner:
         self.console.tick(f"{self.phase}: {text}")
 
     # -- phases ------------------------------------------------------------------------
-    def run(self, make_command: Callable[[], Any]) -> pl.Outcome:
+    def run(self, command: Any) -> pl.Outcome:
+        """Carry the plan out with ``command`` (pulumi_process.Command); the teardown runs
+        whatever happened before it, unless --keep or a second signal."""
         outcome = pl.Outcome()
+        self.command = command
         try:
-            self.command = make_command()
             self._prepare()
             self.phase = "up"
             outputs = self._up()
