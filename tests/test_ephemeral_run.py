@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from ephemeral_env import finish, program, project, run_argv, tags
@@ -48,7 +49,9 @@ def test_success_creates_runs_and_takes_everything_down(
     code, err = _run(*run_argv(proj))
     assert code == 0, err
     assert fake.cloud == [] and fake.stacks == []
-    assert "up: 4 of 4 created" in err
+    # Off a terminal, one line per finished resource (here the engine runs them one by one).
+    assert [ln.split("] ", 1)[1] for ln in err.splitlines() if "created" in ln] == [
+        f"up: {n} of {n} created" for n in (1, 2, 3, 4)] + ["up: 4 of 4 created"]
     assert "workload train in namespace training (queue main)" in err
     assert "train: " in err and "Completed" in err
     assert "4 resources deleted, stack train removed" in err
@@ -142,9 +145,18 @@ def test_keep_leaves_it_up_and_prints_the_command(
     assert code == 0, err
     assert f"take it down with:\n  submit reap --project-dir {proj} train\n" in err
     assert fake.stacks == ["train"] and len(fake.cloud) == 4
+    # The run's stack config lives beside the project, never in stacks/ (where CI's
+    # per-stack jobs and the offline preview would take it for a stack).
+    assert sorted(p.name for p in (proj / "stacks").iterdir()) == ["Pulumi.v5e-spot.yaml"]
+    assert (proj / ".accelstack" / "runs" / "Pulumi.train.yaml").is_file()
+    settings = yaml.safe_load((proj / ".accelstack" / "runs" / "Pulumi.yaml").read_text())
+    assert (settings["name"], settings["main"], settings["runtime"]["options"]["virtualenv"]) \
+        == ("accelstack", "../../infra/", "../../.venv")
+    assert "stackConfigDir" not in settings
     code, err = _run("reap", "--project-dir", str(proj), "train")
     assert code == 0, err
     assert fake.stacks == [] and fake.cloud == []
+    assert not (proj / ".accelstack" / "runs" / "Pulumi.train.yaml").exists()
 
 
 def test_timeout_exits_4_and_tears_down(fake: FakeAutoPulumi, proj: Path) -> None:

@@ -173,6 +173,7 @@ class _Console:
         from submit.cli.progress import Progress
 
         self.progress = Progress()
+        self.tty = self.progress.tty
 
     def line(self, text: str) -> None:
         self.progress.line(text)

@@ -69,6 +69,28 @@ TRANSIENT = re.compile(
 RETRY_DELAYS = (15.0, 60.0, 120.0)  # seconds before the 2nd, 3rd and 4th destroy
 
 
+# Where ephemeral stacks keep their Pulumi project settings and stack config files, beside
+# the project and git-ignored: never stackConfigDir (stacks/), where a run's config file would
+# pass for a real stack (CI's per-stack jobs list stacks/Pulumi.*.yaml). The CLI writes a
+# stack's config file on `config set-all` and deletes it on `stack rm`.
+RUNS_DIR = ".accelstack/runs"
+
+
+def runs_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The project's Pulumi.yaml as seen from RUNS_DIR: the same project (name, runtime),
+    its program and virtualenv reached from two directories down, config beside it."""
+    up = "../../"
+    out = {k: v for k, v in settings.items() if k != "stackConfigDir"}
+    out["main"] = up + str(settings.get("main") or "")
+    runtime = settings.get("runtime")
+    if isinstance(runtime, dict) and isinstance(runtime.get("options"), dict):
+        options = dict(runtime["options"])
+        if isinstance(options.get("virtualenv"), str) and not options["virtualenv"].startswith("/"):
+            options["virtualenv"] = up + options["virtualenv"]
+        out["runtime"] = {**runtime, "options": options}
+    return out
+
+
 class PlanError(ValueError):
     """A bad option: ``option`` names it, the message says what is allowed."""
 

@@ -104,3 +104,20 @@ def command() -> Command:
     except InvalidVersionError as e:
         raise Unavailable(f"pulumi CLI: {e}") from None
 
+
+def workspace(project_dir: str, pulumi: Command) -> Any:
+    """The LocalWorkspace of ephemeral stacks: the project's own program, its settings written
+    in plan.RUNS_DIR (see there why not in the project directory itself)."""
+    from pathlib import Path
+
+    import yaml
+    from pulumi.automation import LocalWorkspace
+
+    from submit.ephemeral.plan import RUNS_DIR, runs_settings
+
+    settings = yaml.safe_load((Path(project_dir) / "Pulumi.yaml").read_text(encoding="utf-8"))
+    runs = Path(project_dir) / RUNS_DIR
+    runs.mkdir(parents=True, exist_ok=True)
+    (runs / "Pulumi.yaml").write_text(yaml.safe_dump(runs_settings(settings), sort_keys=False))
+    return LocalWorkspace(work_dir=str(runs), pulumi_command=pulumi)
+

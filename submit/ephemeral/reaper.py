@@ -30,11 +30,12 @@ class BackendError(Exception):
 
 def find(project_dir: str, command: Any) -> dict[str, Mapping[str, str]]:
     """Every stack of the project in the backend, with its tags."""
-    from pulumi.automation import LocalWorkspace
     from pulumi.automation.errors import CommandError
 
+    from submit.ephemeral.pulumi_process import workspace
+
     try:
-        ws = LocalWorkspace(work_dir=project_dir, pulumi_command=command)
+        ws = workspace(project_dir, command)
         return {s.name: ws.list_tags(s.name) for s in ws.list_stacks()}
     except CommandError as e:
         raise BackendError(f"listing the stacks: {last_line(e)}") from None
@@ -48,10 +49,12 @@ def reap(project_dir: str, command: Any, chosen: Sequence[pl.Reapable],
     is cancelled first, as `pulumi cancel` is meant for ("After this command completes
     successfully, the stack will be ready for further updates", pulumi cancel's reference);
     a live run's update is left alone and that stack reported."""
-    from pulumi.automation import LocalWorkspace, Stack
+    from pulumi.automation import Stack
     from pulumi.automation.errors import CommandError
 
-    ws = LocalWorkspace(work_dir=project_dir, pulumi_command=command)
+    from submit.ephemeral.pulumi_process import workspace
+
+    ws = workspace(project_dir, command)
     busy = {s.name for s in ws.list_stacks() if s.update_in_progress}
     done = []
     for item in chosen:

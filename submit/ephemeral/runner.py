@@ -1,7 +1,7 @@
 """Carry out a RunPlan: stack up, work submitted and waited for, stack down, whatever happens.
 
-Through pulumi.automation on this project's own program (a LocalWorkspace on the project
-directory, whose Pulumi.yaml names infra/): ``create_or_select`` the run's stack, stamp its
+Through pulumi.automation on this project's own program (a LocalWorkspace whose Pulumi.yaml
+is the project's, written in plan.RUNS_DIR so run configs stay out of stacks/): ``create_or_select`` the run's stack, stamp its
 tags (expiry first: a killed run is found by the reaper), set its config, ``up``, read the
 fresh outputs, submit and wait through submit.api, then ``destroy`` (retrying what the cloud
 refuses for a passing reason) and ``remove_stack`` (without --force: Pulumi refuses to drop
@@ -28,6 +28,11 @@ from submit.ephemeral.teardown import Stop, last_line, take_down
 
 
 class Console(Protocol):
+    """Where progress goes: ``line`` stays, ``tick`` is a terminal's rewritten line; off a
+    terminal (``tty`` False: a pipe, a CI log) each finished resource is a line instead."""
+
+    tty: bool
+
     def line(self, text: str) -> None: ...
     def tick(self, text: str) -> None: ...
 
@@ -106,9 +111,14 @@ class Runner:
                 return
             text = tally.line(self.now())
             news = tally.messages[-1:] if getattr(event, "stdout_event", None) else []
+            ended = (getattr(event, "res_outputs_event", None) is not None
+                     or getattr(event, "res_op_failed_event", None) is not None)
         for message in news:
             self.say(message)
-        self.console.tick(f"{self.phase}: {text}")
+        if self.console.tty:
+            self.console.tick(f"{self.phase}: {text}")
+        elif ended:
+            self.say(text)
 
     # -- phases ------------------------------------------------------------------------
     def run(self, command: Any) -> pl.Outcome:
@@ -145,11 +155,13 @@ class Runner:
         return replace(outcome, torn_down=self._teardown())
 
     def _prepare(self) -> None:
-        from pulumi.automation import LocalWorkspace, Stack
+        from pulumi.automation import Stack
         from pulumi.automation.errors import CommandError
 
+        from submit.ephemeral.pulumi_process import workspace
+
         try:
-            ws = LocalWorkspace(work_dir=self.plan.project_dir, pulumi_command=self.command)
+            ws = workspace(self.plan.project_dir, self.command)
             self.stack = Stack.create_or_select(self.plan.name, ws)
             tags = self.stack.list_tags()
             held = pl.holder(tags)

@@ -9,6 +9,8 @@ test). State lives under the fake's home (the parent of ``bin/``):
     stacks/NAME.json  one stack: config, tags, resources (URNs in creation order), outputs,
                    history, lock (the DIY lock's owner), pending (an operation in flight)
     cloud.json     the URNs that "exist": what a leak test checks is empty
+    Pulumi.NAME.yaml  written by `config set-all` in the project's stackConfigDir, deleted
+                   by `stack rm` unless --preserve-config, as the CLI does
     calls.jsonl    every call: argv, cwd and the environment variables the SDK sets
 
 What it mimics, and where each behaviour is written down (tests/test_fake_pulumi_auto.py
@@ -340,6 +342,8 @@ def stack_cmd(args: list[str], name: str | None) -> None:
             _fail(f"error: '{target_name}' still has resources; removal rejected; pass --force "
                   "to override")
         _stack_path(target_name or "").unlink()
+        if "--preserve-config" not in rest:
+            _config_file(target_name or "").unlink(missing_ok=True)
         print(f"Stack '{target_name}' has been removed!")
     elif sub == "tag":
         tag_cmd(rest, name)
@@ -383,6 +387,13 @@ def tag_cmd(args: list[str], name: str | None) -> None:
         print(json.dumps(stack["tags"], indent=4))
 
 
+def _config_file(name: str) -> Path:
+    """Where the CLI keeps a stack's config: Pulumi.<stack>.yaml in stackConfigDir."""
+    text = Path("Pulumi.yaml").read_text() if Path("Pulumi.yaml").exists() else ""
+    found = re.search(r"^stackConfigDir:\s*(\S+)", text, re.M)
+    return Path(found.group(1) if found else ".") / f"Pulumi.{name}.yaml"
+
+
 def config_cmd(args: list[str], name: str | None) -> None:
     stack = _load(name)
     if args and args[0] == "set-all" and "--json" in args:
@@ -390,6 +401,8 @@ def config_cmd(args: list[str], name: str | None) -> None:
             value = entry.get("objectValue", entry["value"])
             stack["config"][key] = {"value": value, "secret": bool(entry.get("secret"))}
         _save(name or "", stack)
+        _config_file(name or "").write_text(json.dumps(
+            {"config": {k: v["value"] for k, v in stack["config"].items()}}))
     elif args and args[0] == "set-all":
         i = 1
         while i < len(args):
