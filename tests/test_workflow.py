@@ -227,3 +227,19 @@ def test_an_unknown_command_is_refused(tmp_path: Path) -> None:
     res, calls, _ = _script(tmp_path, "destroy", STACK="a3mega")
     assert res.returncode == 2 and calls == []
     assert "unknown command 'destroy'" in res.stderr
+
+
+def test_the_reaper_runs_on_a_schedule_and_only_then() -> None:
+    wf = _workflow()
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as True
+    assert on["schedule"] == [{"cron": "23 * * * *"}]
+    jobs = wf["jobs"]
+    assert jobs["reap"]["if"] == "github.event_name == 'schedule'"
+    assert jobs["reap"]["environment"].split()[0] == "reaper"
+    runs = [st.get("run", "") for st in jobs["reap"]["steps"]]
+    assert any(r.rstrip().endswith(".venv/bin/submit reap") for r in runs)
+    # Nothing else runs on the schedule: the other jobs are for pull requests and pushes.
+    assert jobs["offline"]["if"] == "github.event_name != 'schedule'"
+    for name in ("preview", "plan", "deploy"):
+        assert "github.event_name ==" in jobs[name]["if"], name
+
