@@ -56,6 +56,10 @@ def test_success_creates_runs_and_takes_everything_down(
     assert "train: " in err and "Completed" in err
     assert "4 resources deleted, stack train removed" in err
     assert err.endswith("run train: exit 0 (the work succeeded)\n")
+    # The stack goes with `stack rm` without --force: Pulumi refuses it while resources
+    # remain, so the state never lets go of a live resource.
+    assert ["stack", "rm", "--yes", "train"] in fake.commands()
+    assert not any("--force" in c for c in fake.commands())
     # The stack was born with its expiry, owner and command before `up` ran.
     cmds = fake.commands()
     up = next(i for i, c in enumerate(cmds) if c[0] == "up")

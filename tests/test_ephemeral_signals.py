@@ -159,3 +159,16 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
     reaped = CliRunner().invoke(main, ["reap"])
     assert reaped.exit_code == 0, reaped.output
     assert fake.stacks == [] and fake.cloud == []
+
+
+def test_ctrl_c_during_the_teardown_lets_it_finish(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
+    fake.faults(stepSeconds=0.4)
+    finish(server)
+    run = Run(run_argv(project(tmp_path)))
+    run.until(lambda: any("teardown: pulumi destroy" in ln for ln in run.err))
+    run.proc.send_signal(signal.SIGINT)
+    code, err = run.finish()
+    assert "SIGINT: the teardown goes on; SIGINT again stops at once" in err
+    assert code == 0, err  # the work succeeded and nothing was cut short
+    assert fake.cloud == [] and fake.stacks == []

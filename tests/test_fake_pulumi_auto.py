@@ -64,8 +64,7 @@ def test_the_sdk_argv_for_a_whole_run(fake: FakeAutoPulumi, project: str) -> Non
     st.up(on_event=lambda e: None)
     st.destroy(on_event=lambda e: None, refresh=True)
     st.workspace.remove_stack("eph")
-    cmds = fake.commands()
-    log = [c for c in cmds]
+    log = fake.commands()
     # Every call starts --non-interactive and runs with PULUMI_AUTOMATION_API=true (_cmd.py).
     assert all(c["argv"][0] == "--non-interactive" for c in fake.calls if c["argv"] != ["version"])
     assert all(c["automation"] == "true" for c in fake.calls if c["argv"] != ["version"])
@@ -96,7 +95,6 @@ def test_engine_events_match_events_go_over_both_transports(
     # The SDK tails a file for a CLI of 3.205.0 or older and serves gRPC for a newer one
     # (_stack.py _setup_event_log); the fake answers `pulumi version` with ``version``.
     fake.faults(version=version)
-    raw: list[dict[str, Any]] = []
     seen: list[auto.EngineEvent] = []
     st = _stack(project)
     st.up(on_event=seen.append)
@@ -105,7 +103,6 @@ def test_engine_events_match_events_go_over_both_transports(
     assert target.startswith("tcp://") == (version == "3.272.0")
     if version == "3.200.0":
         assert target.endswith("/eventlog.txt")  # _create_log_file
-    del raw
     kinds = [next(k for k in ("prelude_event", "resource_pre_event", "res_outputs_event",
                               "summary_event", "cancel_event", "stdout_event",
                               "diagnostic_event", "res_op_failed_event")
@@ -150,7 +147,6 @@ def test_errors_the_sdk_classifies(fake: FakeAutoPulumi, project: str) -> None:
     _stack(project)
     with pytest.raises(errors.StackAlreadyExistsError):
         ws.create_stack("eph")
-    fake.faults(hangAt=1, hangSeconds=0.5)
     data = fake.stack("eph")
     assert data is not None
     data["lock"] = {"id": "x", "user": "u", "host": "h", "pid": 1, "at": "t"}
