@@ -261,3 +261,52 @@ def test_without_pulumi_nothing_starts(proj: Path, tmp_path: Path,
     assert code == 1
     assert err.endswith("Error: the pulumi CLI is not on PATH; install it "
                         "(https://www.pulumi.com/docs/install/)\n")
+
+
+def test_a_standing_stack_of_that_name_is_never_taken_over(
+        fake: FakeAutoPulumi, proj: Path) -> None:
+    urn = "urn:pulumi:train::accelstack::gcp:container/cluster:Cluster::cluster"
+    (fake.home / "stacks" / "train.json").write_text(json.dumps({
+        "config": {}, "tags": {}, "resources": [urn], "outputs": {}, "lock": None,
+        "pending": [], "history": [{"kind": "update", "startTime": "2026-01-01T00:00:00.000Z",
+                                    "endTime": "2026-01-01T00:10:00.000Z", "message": "",
+                                    "environment": {}, "config": {}, "result": "succeeded",
+                                    "resourceChanges": {"create": 1}}]}))
+    code, err = _run(*run_argv(proj))
+    assert code == 1
+    assert "Error: stack train exists and is not an ephemeral stack; `submit run` never " \
+           "takes over a standing stack: pick another --name" in err
+    assert not any(c[0] in ("up", "destroy") or c[:2] == ["stack", "rm"] or
+                   c[:3] == ["stack", "tag", "set"] for c in fake.commands())
+
+
+def test_a_signal_while_preparing_stops_before_up(fake: FakeAutoPulumi, proj: Path) -> None:
+    import signal as sig
+    from datetime import datetime, timezone
+
+    from submit.ephemeral.pulumi_process import command
+    from submit.ephemeral.runner import Runner, Work
+
+    class Console:
+        tty = False
+        lines: list[str] = []
+
+        def line(self, text: str) -> None:
+            self.lines.append(text)
+            if "prepare: stack train: expires" in text:  # the last step of `prepare`
+                runner.on_signal(sig.SIGINT)
+
+        def tick(self, text: str) -> None:
+            pass
+
+    plan = pl.RunPlan(name="train", project_dir=str(proj), stack_file="stacks/x.yaml",
+                      config={}, ttl_seconds=60, keep=False, owner="u@h", command="submit run",
+                      created=datetime.now(timezone.utc))
+    console = Console()
+    runner = Runner(plan, Work("w", lambda outputs: [], 10, 1), console, user="u", host="h",
+                    pid=1, alive=lambda pid: False)
+    outcome = runner.run(command())
+    assert (outcome.signal, outcome.torn_down) == ("SIGINT", True)
+    assert pl.exit_code(outcome) == 130
+    assert not any(c[0] == "up" for c in fake.commands())
+    assert fake.stacks == []

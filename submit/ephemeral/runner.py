@@ -128,11 +128,11 @@ class Runner:
         self.command = command
         try:
             self._prepare()
-            self.phase = "up"
+            self._next("up")
             outputs = self._up()
-            self.phase = "submit"
+            self._next("submit")
             cluster, submitted = self._submit(outputs)
-            self.phase = "wait"
+            self._next("wait")
             outcome = self._wait(cluster, submitted)
         except Interrupted:
             outcome = replace(outcome, signal=self.signals[0])
@@ -153,6 +153,13 @@ class Runner:
                      f"{pl.teardown_command(self.plan)}")
             return replace(outcome, kept=True)
         return replace(outcome, torn_down=self._teardown())
+
+    def _next(self, phase: str) -> None:
+        """Start ``phase``, unless a signal came while the last one finished (a signal
+        during `prepare` or at the very end of `up` must not let the next phase start)."""
+        if self.signals:
+            raise Interrupted()
+        self.phase = phase
 
     def _prepare(self) -> None:
         from pulumi.automation import Stack
@@ -175,7 +182,7 @@ class Runner:
                        for s in ws.list_stacks()):
                     self.say("its last update was cut off: `pulumi cancel` (the holder is gone)")
                     self.stack.cancel()
-            elif tags and tags.get(pl.TAG_EPHEMERAL) != "true" and self._has_resources(ws):
+            elif tags.get(pl.TAG_EPHEMERAL) != "true" and self._has_resources(ws):
                 raise InUse(f"stack {self.plan.name} exists and is not an ephemeral stack; "
                             "`submit run` never takes over a standing stack: pick another "
                             "--name")
