@@ -71,10 +71,11 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 def _in_flight(fake: FakeAutoPulumi) -> Callable[[], bool]:
-    """True while `up` is creating a resource (the fake records it as pending)."""
+    """True while `up` is creating the cluster, where the fault ``hangAt=2`` holds it (the
+    fake records a resource in flight as pending; the two before it are done)."""
     def check() -> bool:
         data = fake.stack("train")
-        return bool(data and data.get("pending"))
+        return bool(data and any(u.endswith("Cluster::cluster") for u in data["pending"]))
     return check
 
 
