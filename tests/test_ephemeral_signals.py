@@ -164,7 +164,7 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
 
 def test_ctrl_c_during_the_teardown_lets_it_finish(
         fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
-    fake.faults(stepSeconds=0.4)
+    fake.faults(stepSeconds=1.0)
     finish(server)
     run = Run(run_argv(project(tmp_path)))
     run.until(lambda: any("teardown: pulumi destroy" in ln for ln in run.err))
