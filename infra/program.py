@@ -22,6 +22,7 @@ from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.pathways import PathwaysAccess
 from infra.components.node_pools import SliceNodePools, SystemNodePool
 from infra.components.services import ProjectServices
+from infra.components.slice_classes import SliceClasses
 from infra.components.registry import WorkloadRegistry
 from infra.components.storage import StorageObjects, WorkloadStorage
 from infra.config.stack import StackConfig
@@ -127,6 +128,12 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     # on the system pool.
     addons = ClusterAddons("addons", cfg, kubeconfig=gke.kubeconfig,
                            opts=pulumi.ResourceOptions(depends_on=[system]))
+
+    # Slice classes: GKE ComputeClasses whose node pools GKE creates per slice on demand.
+    if cfg.slice_classes:
+        SliceClasses("slice-classes", cfg, provider=addons.provider,
+                     service_account=gke.service_account_email,
+                     opts=pulumi.ResourceOptions(depends_on=[system]))
 
     # The stores, and the service accounts and claims jobs use them through (every
     # workload namespace has the job service account, stores or not).

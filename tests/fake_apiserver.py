@@ -1,7 +1,7 @@
 """A small Kubernetes API server over real HTTP on 127.0.0.1, for end-to-end seam tests.
 
 It serves the handful of endpoints the submitter uses (JobSets, Kueue workloads,
-ConfigMaps, pods, events, logs), stores what is applied, records every request, and can
+ConfigMaps, pods, nodes, events, logs), stores what is applied, records every request, and can
 be told to fail the next requests (any status, or a hang past the client's timeout).
 JobSets can be watched (``?watch=true``) as the API server does it: a list answers with a
 resourceVersion, a watch from that version streams JSON events one a line in a chunked
@@ -31,6 +31,7 @@ _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$"
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 _EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
+_NODES = re.compile(r"^/api/v1/nodes$")
 _LOCALQUEUE = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/localqueues/([^/]+)$")
 _CLUSTERQUEUES = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/clusterqueues$")
 _PENDING = re.compile(r"^/apis/visibility\.kueue\.x-k8s\.io/v1beta2/(.+)/pendingworkloads$")
@@ -61,6 +62,7 @@ class State:
     computedomains: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     workloads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     pods: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     localqueues: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -230,6 +232,13 @@ class _Handler(BaseHTTPRequestHandler):
             items = [p for p in st.pods.get(m.group(1), [])
                      if _matches(p["metadata"].get("labels", {}), q.get("labelSelector"))]
             return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": items})
+        if _NODES.match(url.path) and method == "GET":
+            if "nodes" in st.forbidden:
+                return self._status(403, 'nodes is forbidden: User "dev" cannot list resource '
+                                    '"nodes" in API group "" at the cluster scope', "Forbidden")
+            items = [n for n in st.nodes
+                     if _matches(n["metadata"].get("labels", {}), q.get("labelSelector"))]
+            return self._send(200, {"kind": "NodeList", "apiVersion": "v1", "items": items})
         if (m := _EVENTS.match(url.path)) and method == "GET":
             sel = dict(t.split("=", 1) for t in q.get("fieldSelector", "").split(",") if t)
             items = [e for e in st.events.get(m.group(1), [])

@@ -3,7 +3,7 @@
 Each case runs the real `submit` command line with the stack read through the fake
 `pulumi` (tests/fakes/pulumi_cli.py, its kubeconfig pointing at the fake API server) and
 asserts:
-- exit code 2 (the README's "bad option or argument"), nothing on stdout;
+- exit code 2 (docs/submitting.md's "bad option or argument"), nothing on stdout;
 - stderr is Click's usage header and exactly one error line, naming the option or argument
   and the value (or, where the value may be a secret, its position: the env-file line, the
   --env item), matched exactly;

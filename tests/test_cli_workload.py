@@ -626,7 +626,7 @@ def test_no_stack_and_no_outputs(args: list[str], tmp_path: Path) -> None:
     manifest = tmp_path / "w1.yaml"
     manifest.write_text(yaml.safe_dump_all(expected_objects()))
     result = run(None, *[str(manifest) if a == "FILE" else a for a in args])
-    # The README promises exit 2 for a bad or missing option.
+    # docs/submitting.md promises exit 2 for a bad or missing option.
     assert (result.exit_code, result.stdout, result.stderr) == (
         2, "", usage_error(args[0], NO_STACK))
 
@@ -778,10 +778,10 @@ def test_list_table(outputs: Path, server: FakeApiServer) -> None:
     result = run(outputs, "list")
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        "NAME     ACCELERATOR   SLICES  ADMISSION  STATE      RESTARTS  AGE\n"
-        "train-a  v5litepod-16  2       Admitted   Running    2         2m\n"
-        "train-b  v5litepod-16  1       Pending    Suspended  0         2m\n"
-        "train-c  v5litepod-16  1       NotQueued  Completed  0         -\n"
+        "NAME     ACCELERATOR   SLICES  SOURCE  ADMISSION  STATE      RESTARTS  AGE\n"
+        "train-a  v5litepod-16  2       spot    Admitted   Running    2         2m\n"
+        "train-b  v5litepod-16  1       spot    Pending    Suspended  0         2m\n"
+        "train-c  v5litepod-16  1       spot    NotQueued  Completed  0         -\n"
     )
     [lst, wls] = server.state.requests
     assert (lst.path, lst.query) == (JOBSETS, {"labelSelector": [
@@ -795,11 +795,12 @@ def test_list_json(outputs: Path, server: FakeApiServer) -> None:
     assert result.exit_code == 0
     assert json.loads(result.stdout) == [
         {"name": "train-a", "accelerator": "v5litepod-16", "slices": 2, "admission": "Admitted",
-         "state": "Running", "restarts": 2, "age": "2m"},
+         "state": "Running", "restarts": 2, "age": "2m", "source": "spot"},
         {"name": "train-b", "accelerator": "v5litepod-16", "slices": 1, "admission": "Pending",
-         "state": "Suspended", "restarts": 0, "age": "2m"},
+         "state": "Suspended", "restarts": 0, "age": "2m", "source": "spot"},
         {"name": "train-c", "accelerator": "v5litepod-16", "slices": 1,
-         "admission": "NotQueued", "state": "Completed", "restarts": 0, "age": None},
+         "admission": "NotQueued", "state": "Completed", "restarts": 0, "age": None,
+         "source": "spot"},
     ]
     yaml_result = run(outputs, "list", "-o", "yaml", "--namespace", "elsewhere")
     assert yaml.safe_load(yaml_result.stdout)[0]["name"] == "train-d"
@@ -808,7 +809,7 @@ def test_list_json(outputs: Path, server: FakeApiServer) -> None:
 def test_list_empty(outputs: Path, server: FakeApiServer) -> None:
     result = run(outputs, "list")
     assert (result.exit_code, result.stdout) == (
-        0, "NAME  ACCELERATOR  SLICES  ADMISSION  STATE  RESTARTS  AGE\n")
+        0, "NAME  ACCELERATOR  SLICES  SOURCE  ADMISSION  STATE  RESTARTS  AGE\n")
 
 
 def test_describe(outputs: Path, server: FakeApiServer) -> None:
@@ -1040,14 +1041,14 @@ def test_wait_follows_changes_until_completed(outputs: Path, server: FakeApiServ
     assert watching["resourceVersion"] == ["1"] and watching["timeoutSeconds"] == ["1"]
 
 
-def _finish_at_second_watch(server: FakeApiServer) -> threading.Thread:
-    """Completes w1 once the second watch has started (the first one expired)."""
+def _finish_at_second_watch(server: FakeApiServer, name: str = "w1") -> threading.Thread:
+    """Completes NAME once the second watch has started (the first one expired)."""
     def run() -> None:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if sum(r.query.get("watch") == ["true"] for r in list(server.state.requests)) >= 2:
                 time.sleep(0.1)
-                server.state.jobsets[(NS, "w1")] = jobset("w1", conditions=[cond("Completed")])
+                server.state.jobsets[(NS, name)] = jobset(name, conditions=[cond("Completed")])
                 return
             time.sleep(0.01)
     thread = threading.Thread(target=run, daemon=True)
@@ -1073,13 +1074,15 @@ def test_wait_lists_again_when_the_watch_expires(outputs: Path, server: FakeApiS
                                         ("NotQueued", "Completed", "0")]
 
     server.state.requests.clear()
-    server.state.jobsets[(NS, "w1")] = jobset("w1", active=2)
+    # Another workload: the first run's last watch streams on (until its timeout) and would
+    # bump the revision if w1 changed under it.
+    server.state.jobsets[(NS, "w2")] = jobset("w2", active=2)
     # the first watch's answer is a 410 Status itself
     server.state.faults += [Fault(0), Fault(0), Fault(410, "too old resource version",
                                                        reason="Expired")]
-    _finish_at_second_watch(server)
-    result = run(outputs, "wait", "w1", "--interval", "30s", "--timeout", "8")
-    assert (result.exit_code, result.stdout) == (0, "workload w1 succeeded\n")
+    _finish_at_second_watch(server, "w2")
+    result = run(outputs, "wait", "w2", "--interval", "30s", "--timeout", "8")
+    assert (result.exit_code, result.stdout) == (0, "workload w2 succeeded\n")
     jobsets = [r.query for r in server.state.requests if r.path == JOBSETS]
     assert [(q.get("watch"), q.get("resourceVersion")) for q in jobsets] == [
         (None, None), (["true"], ["4"]), (None, None), (["true"], ["5"])]
@@ -1203,7 +1206,7 @@ def test_a_failing_credential_plugin_is_one_error(tmp_path: Path, server: FakeAp
 
 def test_the_readme_env_file_error(tmp_path: Path, outputs: Path, server: FakeApiServer,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "submitting.md").read_text()
     shown = next(line for line in readme.splitlines()
                  if line.startswith("Error: Invalid value for '--env-file': run.env:4:"))
     monkeypatch.chdir(tmp_path)

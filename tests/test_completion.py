@@ -31,7 +31,7 @@ def _in_project(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_stack_names_from_stacks_dir() -> None:
     assert complete(["workload", "--stack"], "v") == ["v5e-spot", "v5p-reserved",
-                                                      "v6e-training"]
+                                                      "v6e-burst", "v6e-training"]
     assert complete(["workload", "create", "--stack"], "a") == ["a3mega", "a4x"]
 
 
@@ -82,10 +82,10 @@ README_LINES = {
 
 @pytest.mark.parametrize("line", README_LINES)
 def test_the_readme_enables_it(line: str) -> None:
-    """Each of the README's lines gets its shell's script from the installed `submit`
-    (tests/test_readme_commands.py checks that these are the README's lines)."""
+    """Each of the lines of docs/submitting.md gets its shell's script from the installed
+    `submit` (tests/test_readme_commands.py checks that these are the page's lines)."""
     shell, marker = README_LINES[line]
-    assert line in (ROOT / "README.md").read_text()
+    assert line in (ROOT / "docs" / "submitting.md").read_text()
     exe = Path(sys.executable).with_name("submit")
     res = subprocess.run([str(exe)], env={**os.environ, "_SUBMIT_COMPLETE": f"{shell}_source"},
                          capture_output=True, text=True, timeout=60)

@@ -31,8 +31,8 @@ NO_RESERVATION = ("pools do not consume reservations (GKE: only mode: reservatio
                   "without one)")
 GKE_NAME_RULE = ("lowercase letters, digits and hyphens, starting with a letter and ending "
                  "with a letter or digit)")
-NO_POOLS = ("slices: declares no slice pools and nodeAutoProvisioning is off; a stack needs "
-            "at least one source of accelerators")
+NO_POOLS = ("slices: declares no slice pools, no slice classes and nodeAutoProvisioning is off; "
+            "a stack needs at least one source of accelerators")
 NAP_ALLOWED = ("nvidia-b200, nvidia-gb200, nvidia-h100-80gb, nvidia-h100-mega-80gb, "
                "nvidia-h200-141gb, nvidia-l4, nvidia-tesla-a100, tpu-v4-podslice, "
                "tpu-v5-lite-podslice, tpu-v5p-slice, tpu-v6e-slice, tpu7, tpu7x")
@@ -709,7 +709,8 @@ def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:
 
 
 CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fields", "infra.config.network",
-                 "infra.config.cluster", "infra.config.gpu", "infra.config.slices",
+                 "infra.config.cluster", "infra.config.gpu", "infra.config.slices", "infra.config.class_capacity",
+                 "infra.config.class_nodes", "infra.config.slice_classes",
                  "infra.config.pathways", "infra.config.addons", "infra.config.registry", "infra.config.store_kinds", "infra.config.storage",
                  "infra.config.stack"]
 
@@ -876,7 +877,7 @@ def test_existing_subnet_ranges_are_not_checked(raw: dict[str, Any]) -> None:
 
 
 def test_every_gcp_resource_names_its_project() -> None:
-    # The README says gcp:project changes nothing accelstack declares: every GCP resource
+    # docs/stacks.md says gcp:project changes nothing accelstack declares: every GCP resource
     # takes its project from accelstack:project.
     for path in STACK_FILES:
         ev = harness.evaluate_file(path)

@@ -1,16 +1,19 @@
-"""The README's "Experiments, job groups and dependencies" section runs as written: its
-files, its commands (in order, against the fake API server) and its Python sweep."""
+"""The page docs/experiments.md runs as written: its files (shipped in examples/, naming
+the pools of the shipped stacks), its commands (in order, against the fake API server and
+the shipped stacks' offline outputs) and its Python sweep."""
 
 from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+import doc_pages
 from conftest import ROOT
 from fake_apiserver import FakeApiServer
 from fakes import stacks
@@ -18,11 +21,20 @@ from submit import api
 from submit.cli.app import main
 from submit.cli import experiment as commands
 
-SECTION = "## Experiments, job groups and dependencies"
+PAGE = "docs/experiments.md"
 
 
 def _section() -> str:
-    return (ROOT / "README.md").read_text().split(SECTION, 1)[1].split("\n## ", 1)[0]
+    return doc_pages.text(PAGE)
+
+
+def _project(tmp_path: Path, server: FakeApiServer) -> None:
+    """The page's files where a user has them: examples/ and each shipped stack's outputs
+    (as `accelstack-preview STACK --outputs STACK.outputs.json` writes them), their
+    cluster the fake API server."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    for name in ("v5e-spot", "v6e-training"):
+        stacks.write_outputs(tmp_path / f"{name}.outputs.json", name, server.kubeconfig())
 
 
 def _commands() -> list[list[str]]:
@@ -47,11 +59,13 @@ def _finish_queued(server: FakeApiServer) -> Any:
 def test_readme_section_runs(tmp_path: Path, server: FakeApiServer,
                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    stacks.write_outputs(tmp_path / "outputs.json", "multi", server.kubeconfig())
-    for text in re.findall(r"```yaml\n(.*?)```", _section(), re.S):
-        name = re.match(r"# (\S+\.yaml)\n", text)
+    _project(tmp_path, server)
+    blocks = re.findall(r"```yaml\n(.*?)```", _section(), re.S)
+    assert len(blocks) == 3
+    for text in blocks:
+        name = re.match(r"# (examples/\S+\.yaml):", text)
         assert name, text
-        (tmp_path / name.group(1)).write_text(text)
+        assert (ROOT / name.group(1)).read_text() == text, f"{name.group(1)} differs from {PAGE}"
     monkeypatch.setattr(commands.time, "sleep", _finish_queued(server))
     monkeypatch.setattr(api.time, "sleep", _finish_queued(server))
     cmds = _commands()
@@ -77,11 +91,11 @@ def test_readme_section_runs(tmp_path: Path, server: FakeApiServer,
 def test_readme_python_sweep(tmp_path: Path, server: FakeApiServer,
                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    stacks.write_outputs(tmp_path / "outputs.json", "multi", server.kubeconfig())
+    _project(tmp_path, server)
     monkeypatch.setattr(api.time, "sleep", _finish_queued(server))
     (code,) = re.findall(r"```python\n(.*?)```", _section(), re.S)
     scope: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+    exec(compile(code, PAGE, "exec"), scope)  # noqa: S102 - the page's own example
     assert scope["names"] == ["lr-0", "lr-1", "lr-2"]
     assert scope["failed"] == []
     env = server.state.jobsets[("training", "lr-2")]["spec"]["replicatedJobs"][0]["template"][

@@ -54,7 +54,32 @@ MIXED: dict[str, dict[str, Any]] = {
         "queues": {"cpuQuota": {"cpu": 8, "memoryGi": 32},
                    "teams": [{"name": "research", "quota": {"q": 32, "a2": 8}}]}},
 }
+MIXED["pools-and-classes"] = {
+    # Fixed pools and slice classes of the same shapes side by side, teams on both.
+    "region": "us-east5", "zones": ["us-east5-b"],
+    "slices": [{"name": "v6e", "accelerator": "v6e-16", "count": 2},
+               {"name": "v6e-spot", "accelerator": "v6e-64", "count": 1, "capacity": "spot"},
+               {"name": "l4", "accelerator": "l4-1", "count": 2}],
+    "sliceClasses": [
+        {"name": "burst", "shapes": ["v6e-16", "v6e-64"], "capacity": ["spot", "on-demand"],
+         "limits": {"chips": 128}},
+        {"name": "l4-burst", "shapes": ["l4-1"], "capacity": ["spot"], "limits": {"chips": 4}}],
+    "queues": {"teams": [{"name": "evals", "quota": {"burst": 64, "v6e": 16}}]}}
 CASES = [p.name for p in STACK_FILES] + list(MIXED)
+CLASS_LABEL = "cloud.google.com/compute-class"  # GKE's node label of a ComputeClass's nodes
+
+
+def own_flavor(flavors: dict[str, dict[str, Any]], pool: Any) -> str:
+    """The flavor a pool's (or a class shape's) pods belong on: a fixed pool's labels are
+    its pods' selector; a class's flavor names the class and asks nothing the pods do not."""
+    selector = dict(pool.node_selector)
+    if not pool.compute_class:
+        [own] = [n for n, f in flavors.items() if f["spec"]["nodeLabels"] == selector]
+        return own
+    [own] = [n for n, f in flavors.items()
+             if f["spec"]["nodeLabels"].get(CLASS_LABEL) == pool.compute_class
+             and f["spec"]["nodeLabels"].items() <= selector.items()]
+    return own
 
 
 def _evaluate(case: str) -> Evaluation:
@@ -156,8 +181,7 @@ def test_every_render_is_admitted_on_its_own_pools_flavor(case: str) -> None:
         assert {"cpu", "memory"} <= set(requests), requests
         assert pod["containers"][0]["resources"]["limits"] == requests
         pods = rj["replicas"] * rj["template"]["spec"]["parallelism"]
-        [own] = [f["metadata"]["name"] for f in flavors.values()
-                 if f["spec"]["nodeLabels"] == dict(pool.node_selector)]
+        own = own_flavor(flavors, pool)
         for cq in cqs.values():  # every queue that holds quota of the pool admits it there
             entry = next(e for g in cq["spec"]["resourceGroups"] for e in g["flavors"]
                          if e["name"] == own)
@@ -168,7 +192,10 @@ def test_every_render_is_admitted_on_its_own_pools_flavor(case: str) -> None:
         nodes = pool.slice_count * pool.vms_per_slice
         total = whole.setdefault(own, {})
         for r, v in requests.items():
-            total[r] = total.get(r, 0) + _quantity(v, r) * nodes
+            if pool.compute_class:  # a class's shapes share its quota: the largest counts
+                total[r] = max(total.get(r, 0), _quantity(v, r) * nodes)
+            else:
+                total[r] = total.get(r, 0) + _quantity(v, r) * nodes
     # the cohort's quota of a pool's flavor holds every pod the pool's nodes can run
     for name, total in whole.items():
         if name.startswith("cpu-"):
@@ -207,3 +234,41 @@ def test_accelerator_pod_never_gets_the_system_cpu_flavor() -> None:
     [system] = [f for f in group["flavors"] if f["name"] == "system-cpu"]
     chips = {r["name"]: r["nominalQuota"] for r in system["resources"]}
     assert chips["google.com/tpu"] == chips["nvidia.com/gpu"] == 0
+
+
+def _pod_of(outputs: contract.StackOutputs, pool: Any, slices: int = 1
+            ) -> tuple[dict[str, Any], int]:
+    spec = build_spec(outputs, workload="w", accelerator=pool.accelerator, pool=pool.name,
+                      image="us-docker.pkg.dev/p/r/img:1",
+                      namespace=outputs.local_queues[0].namespace,
+                      num_slices=slices if pool.kind == "tpu" else None)
+    [jobset] = [o for o in render.render(spec) if o["kind"] == "JobSet"]
+    [rj] = jobset["spec"]["replicatedJobs"]
+    return (rj["template"]["spec"]["template"]["spec"],
+            rj["replicas"] * rj["template"]["spec"]["parallelism"])
+
+
+def test_class_and_pool_pods_never_take_each_others_flavor() -> None:
+    # Kueue tries the next flavor when one has no room (flavorassigner.go), so a class pod
+    # that does not fit its class's quota must not fall onto a fixed pool of the same
+    # shape (its pods would then select the pool's labels and the class: no node has
+    # both), nor a fixed pool's pod onto a class.
+    ev = _evaluate("pools-and-classes")
+    objs = kueue_spec.kueue_objects(ev.config)
+    flavors = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ResourceFlavor"}
+    [cq] = [o for o in objs if o["kind"] == "ClusterQueue" and
+            o["metadata"]["name"] == "cluster-queue"]
+    outputs = contract.load(harness.plain_outputs(ev, reveal=True))
+    [burst16] = [p for p in outputs.slice_pools
+                 if p.compute_class == "burst" and p.accelerator == "v6e-16"]
+    [fixed16] = [p for p in outputs.slice_pools if p.name == "v6e"]
+    pod, pods = _pod_of(outputs, burst16)
+    assert set(assign(cq, flavors, pod, pods).values()) == {"class-burst"}
+    # the shared queue holds 64 of the class's chips: 8 v6e-16 slices do not fit there,
+    # and the 32 chips of the fixed v6e-16 pool would hold two of them, but are not taken
+    with pytest.raises(AssertionError, match="no flavor admits"):
+        assign(cq, flavors, pod, pods * 8)
+    pod, pods = _pod_of(outputs, fixed16)
+    assert set(assign(cq, flavors, pod, pods).values()) == {"v6e-16-on-demand"}
+    with pytest.raises(AssertionError, match="no flavor admits"):
+        assign(cq, flavors, pod, pods * 3)  # beyond the pool: pending, not on the class

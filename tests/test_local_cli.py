@@ -1,6 +1,6 @@
 """Contract tests for `submit workload run-local`: its options are `create`'s, bad input
 exits 2 with one line naming the option and starts nothing, --dry-run prints the plan,
---from runs an exported JobSet, and the README's example runs as written."""
+--from runs an exported JobSet, and the example of docs/local-runs.md runs as written."""
 
 from __future__ import annotations
 
@@ -202,9 +202,8 @@ def test_image_check_warns_about_what_only_the_image_has(outputs: Path) -> None:
 
 
 def _readme_commands() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Running a workload locally", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    blocks = re.findall(r"```sh\n(.*?)```", (ROOT / "docs" / "local-runs.md").read_text(),
+                        re.S)
     out = []
     for block in blocks:
         for cmd in block.replace("\\\n", " ").splitlines():
@@ -222,7 +221,7 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(ROOT)
     out = tmp_path / "out"
     for tool, *args in cmds:
-        args = [a.replace("v5e-spot.json", str(tmp_path / "v5e-spot.json"))
+        args = [a.replace("v5e-spot.outputs.json", str(tmp_path / "v5e-spot.outputs.json"))
                 .replace("/tmp/jax-out", str(out)) for a in args]
         r = CliRunner().invoke(preview.main if tool == "accelstack-preview" else main, args)
         assert r.exit_code == 0, (args, r.output)

@@ -306,12 +306,12 @@ def test_a_contract_without_storage_keeps_the_default_account(tmp_path: Path,
 
 
 def test_the_readme_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """README "Storage and job identities": the job that reads datasets and writes
+    """docs/storage.md: the job that reads datasets and writes
     checkpoints, through --stack (a fake `pulumi` serves the example stack's outputs)."""
     from fakes.pulumi_cli import install
 
     install(tmp_path, monkeypatch).stack("v6e-training", stacks.outputs("v6e-training"))
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "storage.md").read_text()
     command = ("--mount datasets:ro --mount checkpoints \\\n    --command 'python3 -m "
                "MaxText.train base.yml dataset_path=$ACCELSTACK_MOUNT_DATASETS "
                "base_output_directory=$ACCELSTACK_MOUNT_CHECKPOINTS'")

@@ -167,12 +167,12 @@ def test_headless_submit_prints_the_port_forward(tmp_path: Path, server: FakeApi
 
 
 def test_the_readme_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """README "Pathways": the batch job, through --stack (a fake `pulumi` serves the
+    """docs/pathways.md: the batch job, through --stack (a fake `pulumi` serves the
     example stack's outputs)."""
     from fakes.pulumi_cli import install
 
     install(tmp_path, monkeypatch).stack("v6e-training", stacks.outputs("v6e-training"))
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "pathways.md").read_text()
     assert ("submit workload --stack v6e-training create --workload pw-train --accelerator "
             "v6e-256 \\\n    --num-slices 4 --pathways --image us-docker.pkg.dev/my-ml-project/"
             "training/maxtext:2026.11.1 \\\n    --command 'python3 -m MaxText.train "

@@ -74,6 +74,20 @@ def test_flex_start_pools_are_exempt_as_gke_requires() -> None:
     assert _rules(cfg, items) == []
 
 
+def test_a_slice_class_without_auto_repair_is_found() -> None:
+    raw = copy.deepcopy(MINIMAL)
+    raw["masterAuthorizedNetworks"] = [{"cidr": "10.0.0.0/8"}]
+    raw["sliceClasses"] = [{"name": "burst", "shapes": ["v5litepod-16"], "capacity": ["spot"],
+                            "limits": {"slices": 2}}]
+    cfg, items = _items(raw)
+    assert _rules(cfg, items) == []
+    raw["sliceClasses"][0]["nodes"] = {"autoRepair": False}
+    cfg, items = _items(raw)
+    assert _rules(cfg, items) == ["accelerator-auto-repair"]
+    [f] = policy.violations(policy.check(cfg, items))
+    assert f.resource == "kubernetes:cloud.google.com/v1:ComputeClass computeclass-burst"
+
+
 def test_gpu_pools_are_accelerator_pools() -> None:
     raw = copy.deepcopy(MINIMAL)
     raw["masterAuthorizedNetworks"] = [{"cidr": "10.0.0.0/8"}]

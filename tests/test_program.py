@@ -136,7 +136,8 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
         "accelstack:nodepool:SliceNodePools", "accelstack:addons:ClusterAddons",
         "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile",
         "accelstack:registry:WorkloadRegistry", "accelstack:storage:WorkloadStorage",
-        "accelstack:storage:StorageObjects", "accelstack:pathways:PathwaysAccess"}
+        "accelstack:storage:StorageObjects", "accelstack:pathways:PathwaysAccess",
+        "accelstack:slice_classes:SliceClasses"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"
@@ -202,8 +203,12 @@ def test_exports_the_contract(stack: Evaluation) -> None:
     assert outputs.cluster.name == cfg.cluster_name
     assert outputs.cluster.endpoint == harness.PREVIEW_ENDPOINT
     assert "gke-gcloud-auth-plugin" in outputs.kubeconfig
-    assert [p.name for p in outputs.slice_pools] == [p.name for p in cfg.slices]
-    for info, pool in zip(outputs.slice_pools, cfg.slices):
+    fixed = [p for p in outputs.slice_pools if not p.compute_class]
+    assert [p.name for p in fixed] == [p.name for p in cfg.slices]
+    # then one entry per shape of each slice class (tests/test_slice_classes.py)
+    assert [(p.name, p.accelerator) for p in outputs.slice_pools if p.compute_class] == [
+        (c.name, a.name) for c in cfg.slice_classes for a in c.shapes]
+    for info, pool in zip(fixed, cfg.slices):
         assert info.accelerator == pool.accelerator.name
         assert info.slice_count == pool.count
         assert info.node_pools == tuple(pool.node_pool_names())

@@ -1,20 +1,25 @@
-"""Every command in the README's fenced `sh` blocks is run by a test, so the README cannot
-drift from the code. This module finds them all and fails on one it does not know.
+"""Every command in the fenced `sh` blocks of README.md and of every page of docs/ is run
+by a test, so the docs cannot drift from the code. This module finds them all
+(tests/doc_pages.py) and fails on one it does not know, so a page that gains a command
+fails here until a test runs it.
 
-- `submit ...` and `accelstack-preview ...` commands run here, as written, in README order
-  per section, from a directory holding the README's files (``examples/``, a preview's
-  outputs file): the stacks come from the example stacks' offline preview outputs through
-  a fake `pulumi` (tests/fakes/pulumi_cli.py), and their cluster is the fake API server
-  (tests/fake_apiserver.py), given the pods, logs and states the commands read.
+- `submit ...` and `accelstack-preview ...` commands (also spelt `.venv/bin/submit ...`)
+  run here, as written, in page order per section, from a directory holding the docs'
+  files (``examples/``, and ``STACK.outputs.json`` for every shipped stack, as an offline
+  preview writes it): with `--stack` the shipped stacks' offline preview outputs come
+  through a fake `pulumi` (tests/fakes/pulumi_cli.py), and their cluster is the fake API
+  server (tests/fake_apiserver.py), given the pods, logs and states the commands read.
 - Sections with a test of their own are checked against that test's own list of commands
   (review and CI: tests/test_readme_review.py; running locally: tests/test_local_cli.py;
-  shell completion: tests/test_completion.py).
+  shell completion: tests/test_completion.py; experiments: tests/test_experiment_readme.py;
+  the static site: tests/test_docs_site.py).
 - The rest is listed in ``NOT_HERE`` with the reason it cannot run inside the suite.
 """
 
 from __future__ import annotations
 
 import copy
+import fnmatch
 import re
 import shlex
 import shutil
@@ -25,12 +30,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import doc_pages
 from conftest import ROOT
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from fakes.pulumi_cli import install
 
-README = ROOT / "README.md"
 STACKS = [p.name[len("Pulumi."):-len(".yaml")] for p in sorted((ROOT / "stacks").glob(
     "Pulumi.*.yaml"))]
 
@@ -49,24 +54,13 @@ NOT_HERE = {
     ".venv/bin/python bench/cold_dry_run.py": "a timing benchmark (speed targets live in "
                                               "bench/, never in timed tests)",
     ".venv/bin/python bench/sweep.py": "a timing benchmark",
+    ".venv/bin/python bench/classes.py": "a timing benchmark",
 }
 
 
 def readme_commands() -> list[tuple[str, str]]:
-    """(section, command) for every command of every ```sh block, continuation lines
-    joined, comments dropped, in README order."""
-    out = []
-    section = ""
-    text = README.read_text()
-    for m in re.finditer(r"^## ([^\n]+)$|^```sh\n(.*?)^```", text, re.M | re.S):
-        if m.group(1):
-            section = m.group(1).strip()
-            continue
-        for line in m.group(2).replace("\\\n", " ").splitlines():
-            command = re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
-            if command:
-                out.append((section, " ".join(command.split())))
-    return out
+    """(page and section, command) for every command of every ```sh block of every page."""
+    return [(f"{page}: {section}", command) for page, section, command in doc_pages.commands()]
 
 
 def _canonical(command: str) -> str:
@@ -79,6 +73,8 @@ def _canonical(command: str) -> str:
 def _elsewhere() -> dict[str, str]:
     """Commands run by a section's own test, from that test's own list."""
     import test_completion
+    import test_docs_site
+    import test_ephemeral_docs
     import test_experiment_readme
     import test_local_cli
     import test_readme_review
@@ -91,23 +87,70 @@ def _elsewhere() -> dict[str, str]:
                   for c in test_completion.README_LINES})
     found.update({shlex.join(c): "tests/test_experiment_readme.py::test_readme_section_runs"
                   for c in test_experiment_readme._commands()})
+    found.update({_canonical(c): "tests/test_docs_site.py::test_the_site_builds_strict"
+                  for c in test_docs_site.COMMANDS})
+    found.update({_canonical(c): "tests/test_ephemeral_docs.py::test_the_docs_commands_run"
+                  for c in test_ephemeral_docs.doc_commands()})
     return found
 
 
+VENV_BIN = ".venv/bin/"
+
+
+def _tool(command: str) -> str:
+    first = command.split()[0]
+    return first[len(VENV_BIN):] if first.startswith(VENV_BIN) else first
+
+
 def _runs_here(command: str) -> bool:
-    return command.split()[0] in ("submit", "accelstack-preview")
+    return _tool(command) in ("submit", "accelstack-preview")
 
 
 def test_every_readme_command_is_covered() -> None:
     elsewhere = _elsewhere()
     not_here = {_canonical(c) for c in NOT_HERE}
-    uncovered = [c for _, c in readme_commands()
+    uncovered = [(where, c) for where, c in readme_commands()
                  if not _runs_here(c) and _canonical(c) not in elsewhere
                  and _canonical(c) not in not_here]
-    assert uncovered == [], "README commands no test runs: add them to a test"
+    assert uncovered == [], "commands in the docs that no test runs: add them to a test"
     # And nothing listed here is stale.
     listed = {_canonical(c) for _, c in readme_commands()}
     assert not_here - listed == set()
+
+
+def test_every_page_is_read() -> None:
+    """The pages the doc-test reads are README.md and every docs/*.md, and a page's
+    commands are in ```sh blocks (another shell fence would hide them from this test)."""
+    assert [doc_pages.name(p) for p in doc_pages.pages()] == ["README.md"] + sorted(
+        f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))
+    assert len(doc_pages.pages()) > 10
+    hidden = [(doc_pages.name(p), fence) for p in doc_pages.pages()
+              for fence in re.findall(r"^```(\S+)", p.read_text(), re.M)
+              if fence in doc_pages.SHELL_FENCES]
+    assert hidden == [], "use ```sh for commands, so the doc-test runs them"
+    # Every page has commands or says it has none on purpose: a count, so a command that
+    # vanishes from a page without its test noticing shows here.
+    assert {where.split(":")[0] for where, _ in readme_commands()} >= {
+        "README.md", "docs/accelerators.md", "docs/benchmarks.md", "docs/experiments.md",
+        "docs/local-runs.md", "docs/pathways.md", "docs/review.md", "docs/security.md",
+        "docs/shipping-code.md", "docs/storage.md", "docs/submitting.md"}
+
+
+def test_the_outputs_files_the_docs_write_are_ignored_by_git() -> None:
+    """An outputs file holds the stack's kubeconfig when it comes from a real stack: every
+    file the docs write with --outputs (or read, as a user wrote it) is git-ignored."""
+    patterns = [line.strip().lstrip("/") for line in (ROOT / ".gitignore").read_text()
+                .splitlines() if line.strip() and not line.startswith("#")]
+    files = set()
+    for _, command in readme_commands():
+        argv = shlex.split(command)
+        files.update(argv[i + 1] for i, a in enumerate(argv) if a == "--outputs")
+    for page in doc_pages.pages():
+        files.update(re.findall(r'outputs_file="([^"]+)"', page.read_text()))
+    assert files, "the docs name no outputs file"
+    unignored = sorted(f for f in files
+                       if not any(fnmatch.fnmatch(Path(f).name, p) for p in patterns))
+    assert unignored == [], "outputs files the docs write that .gitignore does not ignore"
 
 
 # -- running them ---------------------------------------------------------------------------
@@ -172,7 +215,10 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
             shutil.copytree(src, work / item)
         else:
             shutil.copy(src, work / item)
-    stacks.write_outputs(work / "v5e-spot.json", "v5e-spot", server.kubeconfig())
+    # Each shipped stack's outputs as `accelstack-preview STACK --outputs STACK.outputs.json`
+    # writes them, its cluster the fake API server.
+    for name in STACKS:
+        stacks.write_outputs(work / f"{name}.outputs.json", name, server.kubeconfig())
     monkeypatch.chdir(work)
     # Each stack's desired state once per run (the same file gives the same state).
     real = preview.desired_state
@@ -189,9 +235,10 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
                 and _canonical(c) not in {_canonical(x) for x in NOT_HERE}]
     assert commands
     for command in commands:
-        tool, *argv = shlex.split(command)
+        _, *argv = shlex.split(command)
         _cluster_state(server, argv)
-        entry: Callable[..., Any] = preview.main if tool == "accelstack-preview" else main
+        entry: Callable[..., Any] = preview.main if _tool(command) == "accelstack-preview" \
+            else main
         result = runner.invoke(entry, argv)  # type: ignore[arg-type]
         assert result.exit_code == 0, (command, result.output)
         _check(command, argv, result.stdout, server, work)

@@ -147,7 +147,7 @@ def test_readme_registry_example_parses() -> None:
 
     from conftest import ROOT
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "shipping-code.md").read_text()
     [block] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S)
                if "accelstack:registry" in b]
     raw = copy.deepcopy(MINIMAL)

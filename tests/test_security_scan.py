@@ -3,7 +3,7 @@
 Scanned: the Jobs of every golden JobSet (checkov does not know the JobSet kind, so each
 replicated Job's template is scanned as the ``batch/v1`` Job the JobSet controller
 creates) and the image-cache DaemonSets of every example stack. One checkov run over all
-of them (its start-up dominates). A finding fails the test unless the README's Security
+of them (its start-up dominates). A finding fails the test unless docs/security.md's
 table allows that check for that kind of object, with its reason; a row no object needs
 any more fails too, so the table never lists more than is true.
 
@@ -34,7 +34,7 @@ from infra.specs import image_cache as image_cache_spec
 from submit.render import jobset as render_mod
 from test_render_golden import CASES, spec_for
 
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "security.md"
 CHECKOV_REQUIREMENTS = ROOT / "tests" / "checkov-requirements.txt"  # the pinned version
 TABLE = re.compile(r"<!-- security-allowlist:start -->(.*?)<!-- security-allowlist:end -->",
                    re.S)
@@ -55,16 +55,16 @@ def _checkov() -> str:
 
 
 def allow_list() -> dict[tuple[str, str], str]:
-    """(check ID, where) -> reason, from the README's Security table."""
-    m = TABLE.search(README.read_text())
-    assert m, "README.md has no security-allowlist table"
+    """(check ID, where) -> reason, from the docs/security.md's table."""
+    m = TABLE.search(PAGE.read_text())
+    assert m, "docs/security.md has no security-allowlist table"
     rows: dict[tuple[str, str], str] = {}
     for line in m.group(1).splitlines():
         r = ROW.match(line.strip())
         if r:
             check, where, why = r.groups()
-            assert where in TAGS, f"README Security table: {where!r} is not one of {TAGS}"
-            assert why.strip(), f"README Security table: {check} has no reason"
+            assert where in TAGS, f"docs/security.md table: {where!r} is not one of {TAGS}"
+            assert why.strip(), f"docs/security.md table: {check} has no reason"
             rows[(check, where)] = why
     return rows
 
@@ -164,7 +164,7 @@ def test_every_rendered_pod_passes_but_the_written_list(
         for check in sorted(found.get(name, set())):
             if not any((check, t) in allowed for t in tags):
                 problems.append(f"{name}: {check} (tags {sorted(tags)})")
-    assert problems == [], "findings outside README's Security table:\n" + "\n".join(problems)
+    assert problems == [], "findings outside docs/security.md's table:\n" + "\n".join(problems)
 
 
 def test_every_allow_list_row_is_still_needed(
@@ -174,7 +174,7 @@ def test_every_allow_list_row_is_still_needed(
             for check in found.get(name, set())}
     stale = [f"{check} ({where})" for (check, where), why in allow_list().items()
              if (check, where) not in used]
-    assert stale == [], "README Security rows no rendered object needs: " + ", ".join(stale)
+    assert stale == [], "docs/security.md rows no rendered object needs: " + ", ".join(stale)
 
 
 def test_hardening_holds_for_every_scanned_pod(

@@ -398,7 +398,7 @@ def test_lustre_needs_a_recent_gke_when_pinned() -> None:
 def test_the_readme_storage_example_is_a_valid_config() -> None:
     from conftest import ROOT
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "storage.md").read_text()
     start = text.index("```yaml\n  accelstack:storage:") + len("```yaml\n")
     block = yaml.safe_load(text[start:text.index("```", start)])
     raw = copy.deepcopy(BASE)

@@ -119,7 +119,10 @@ def _quota_map(r: Reader, value: Any, path: str, pools: Mapping[str, int],
 
 
 def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool],
-                 unresolved: Collection[str] = ()) -> Queues:
+                 unresolved: Collection[str] = (),
+                 classes: Mapping[str, int] | None = None) -> Queues:
+    """``classes`` maps each slice class to its chips limit: team quotas name pools and
+    classes alike."""
     path = "queues"
     raw = r.obj(value, path, QUEUE_KEYS)
     namespace = _name(r, raw, "namespace", path, "training")
@@ -148,6 +151,7 @@ def parse_queues(r: Reader, value: Any, slice_pools: Sequence[SlicePool],
             cpu_quota = (cpu, mem)
     pools = {p.name: p.chips if p.accelerator.kind != "cpu" else
              p.count * p.accelerator.chips for p in slice_pools}
+    pools.update(classes or {})
     teams: list[Team] = []
     used = {namespace}
     teams_raw = r.get(raw, "teams", path, list, default=[])

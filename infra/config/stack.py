@@ -10,6 +10,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config.network                              network CIDRs and GPU subnet arithmetic
     infra.config.cluster                              project, zones, cluster, system pool, NAP
     infra.config.slices                               slice pools and their capacity rules
+    infra.config.slice_classes                        slice classes (GKE ComputeClasses)
     infra.config.addons                               add-on versions, queues, image cache
     infra.config.registry                               the workload image repository
     infra.config.storage                              stores, job identities and their grants
@@ -23,7 +24,7 @@ keeps working. It does not import pulumi; ``infra.program`` hands it the raw con
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping
+from typing import Any, Collection, Mapping, Sequence
 
 from infra.config import addons as addons_config
 from infra.config.addons import Addons, CachedImage, Queues
@@ -41,6 +42,7 @@ from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  SlicePool, parse_slices)
 from infra.config.errors import ConfigError
 from infra.config.reader import Reader
+from infra.config.slice_classes import SliceClass, parse_slice_classes
 from infra.config.secrets import SECRET_KEYS
 from infra.config.registry import RegistryConfig, check_cached_images, parse_registry
 
@@ -50,7 +52,7 @@ __all__ = [
     "POLICY_RULES", "RELEASE_CHANNELS", "SLICE_KEYS", "SYSTEM_POOL_KEYS", "TOP_LEVEL_KEYS",
     "Addons", "AuthorizedNetwork", "AutoProvisioning", "CachedImage", "Capacity",
     "ConfigError", "MaintenanceWindow", "Network", "Policy", "Queues", "SlicePool",
-    "Pathways", "StackConfig", "Storage", "Store", "SystemPool", "parse",
+    "Pathways", "SliceClass", "StackConfig", "Storage", "Store", "SystemPool", "parse",
 ]
 
 
@@ -81,6 +83,7 @@ class StackConfig:
     registry: RegistryConfig | None = None  # the workload image repository
     storage: Storage = Storage()
     pathways: Pathways | None = None  # its head pool is one of ``slices``
+    slice_classes: tuple[SliceClass, ...] = ()  # slices made on demand (ComputeClasses)
 
     @property
     def location(self) -> str:
@@ -97,7 +100,7 @@ TOP_LEVEL_KEYS = (
     "privateNodes", "privateEndpoint", "masterAuthorizedNetworks", "maintenanceWindow",
     "deletionProtection", "labels", "systemPool", "slices", "nodeAutoProvisioning",
     "addons", "queues", "imageCache", "policy", "dnsEndpoint", "registry", "storage",
-    "pathways",
+    "pathways", "sliceClasses",
 )
 
 
@@ -120,8 +123,11 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
     pathways, head_pool = parse_pathways(r, top.get("pathways"), pools, cluster.zones)
     if head_pool is not None:
         pools.append(head_pool)  # a CPU pool like any other: node pool, flavor, contract
+    classes = parse_slice_classes(r, top.get("sliceClasses"), cluster.zones,
+                                  cluster.gke_version, [p.name for p in pools])
     addons = addons_config.parse_addons(r, top.get("addons"))
-    queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved)
+    queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved,
+                                        {c.name: c.max_chips for c in classes})
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools, unresolved)
     policy = parse_policy(r, top.get("policy"))
     registry = parse_registry(r, top.get("registry"), project=cluster.project,
@@ -140,22 +146,22 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
     if len(r.problems) == before_storage:  # a broken storage section is reported once
         pathways = resolve_scratch(r, pathways, {
             st.name: st.bucket if st.kind == "gcs" else None for st in storage.stores})
-    if not slices_raw and cluster.auto_provisioning is None:
-        r.fail("slices", "declares no slice pools and nodeAutoProvisioning is off; a stack "
-               "needs at least one source of accelerators")
+    if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
+        r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
+               "is off; a stack needs at least one source of accelerators")
 
     if r.problems:
         raise ConfigError(r.problems)
     assert cluster.project and cluster.region and cluster.cluster_name
-    problems = _capacity_problems(cluster.system_pool, len(cluster.zones), pools)
+    problems = _capacity_problems(cluster.system_pool, len(cluster.zones), pools, classes)
     problem = gpu_cidr_problem(cluster.network,
                                subnets_needed((p.accelerator, p.zones[0]) for p in pools))
     if problem:
         problems.append(problem)
     if not problems and cluster.network.create:
         # Only the stack's own subnet has known ranges; an existing one is the user's.
-        problems = address_problems(cluster.network, _node_demands(cluster.system_pool,
-                                                                   len(cluster.zones), pools))
+        problems = address_problems(cluster.network, _node_demands(
+            cluster.system_pool, len(cluster.zones), pools, classes))
     if problems:
         raise ConfigError(problems)
     return StackConfig(
@@ -169,26 +175,30 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = ()) -> StackCon
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
         image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
         secret_keys=frozenset(secret_keys),
-        registry=registry, storage=storage, pathways=pathways,
+        registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
     )
 
 
-def _node_demands(system: SystemPool, zones: int, pools: list[SlicePool]
+def _node_demands(system: SystemPool, zones: int, pools: list[SlicePool],
+                  classes: Sequence[SliceClass] = ()
                   ) -> list[tuple[str, int, int]]:
     """(what, nodes at full size, max pods per node) for every node the stack declares.
     Node auto-provisioning creates no nodes up front and is limited by chips, not nodes,
-    so its nodes are not counted."""
+    so its nodes are not counted; a slice class is counted at its limits, the most nodes
+    GKE may create for it."""
     out = [("system pool", system.max_nodes * zones,
             system.max_pods_per_node or DEFAULT_PODS_PER_NODE)]
     out += [(f"{p.name}", p.nodes, p.max_pods_per_node or DEFAULT_PODS_PER_NODE)
             for p in pools]
+    out += [(f"class {c.name}", c.max_nodes, c.max_pods_per_node) for c in classes]
     return out
 
 
-def _capacity_problems(system: SystemPool, zones: int, pools: list[SlicePool]) -> list[str]:
-    total = sum(n for _, n, _ in _node_demands(system, zones, pools))
+def _capacity_problems(system: SystemPool, zones: int, pools: list[SlicePool],
+                       classes: Sequence[SliceClass]) -> list[str]:
+    total = sum(n for _, n, _ in _node_demands(system, zones, pools, classes))
     if total > MAX_NODES_PER_CLUSTER:
-        return [f"slices: the stack declares {total:,} nodes at full size (system pool and "
-                f"slice pools); GKE allows at most {MAX_NODES_PER_CLUSTER:,} nodes in a "
-                "cluster"]
+        return [f"slices: the stack declares {total:,} nodes at full size (system pool, "
+                f"slice pools and slice classes at their limits); GKE allows at most "
+                f"{MAX_NODES_PER_CLUSTER:,} nodes in a cluster"]
     return []

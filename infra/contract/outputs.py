@@ -19,6 +19,9 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    and storage (stores, access per namespace, the job service account per namespace)
 #    and pathways (the head pool, scratch location and component images, or null); additive:
 #    a contract without the key reads as a stack without Pathways
+#    and sliceClasses (slices made on demand by GKE ComputeClasses) with, per shape a class
+#    makes, a slicePools entry carrying computeClass; additive: absent keys read as a stack
+#    without classes
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -69,10 +72,33 @@ class SlicePoolInfo:
     # GKE managed DRANET on the pool's nodes: pods claim the extra NICs (infra/specs/dranet.py).
     # Optional in loaded outputs (absent means off), so older outputs still load.
     dranet: bool = False
+    # The slice class (GKE ComputeClass) that makes this shape on demand; None for a fixed
+    # pool. A class entry has no node pools (GKE creates one per slice) and its
+    # ``slice_count`` is the most slices of this shape the class may hold at once.
+    # Written only for class entries, and optional when loading.
+    compute_class: str | None = None
 
     @property
     def chips_per_slice(self) -> int:
         return self.chips_per_vm * self.vms_per_slice
+
+
+@dataclass(frozen=True)
+class SliceClassInfo:
+    """A slice class: the shapes it makes, the capacity it tries in order (spot,
+    flex-start, on-demand, reservation:NAME) and its limits at once."""
+
+    name: str
+    shapes: tuple[str, ...]
+    capacity: tuple[str, ...]
+    max_chips: int
+    max_slices: int
+    zones: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "shapes": list(self.shapes), "capacity": list(self.capacity),
+                "maxChips": self.max_chips, "maxSlices": self.max_slices,
+                "zones": list(self.zones)}
 
 
 @dataclass(frozen=True)
@@ -140,7 +166,11 @@ class StackOutputs:
     image_repository: str | None = None  # <location>-docker.pkg.dev/<project>/<repository>
     storage: StorageInfo = StorageInfo()
     pathways: PathwaysInfo | None = None
+    slice_classes: tuple[SliceClassInfo, ...] = ()
     contract_version: int = CONTRACT_VERSION
+
+    def slice_class(self, name: str) -> SliceClassInfo | None:
+        return next((c for c in self.slice_classes if c.name == name), None)
 
     def local_queue(self, namespace: str) -> LocalQueueInfo | None:
         for q in self.local_queues:
@@ -180,6 +210,8 @@ class StackOutputs:
             "imageRepository": self.image_repository,
             "storage": self.storage.to_dict(),
             "pathways": self.pathways.to_dict() if self.pathways else None,
+            **({"sliceClasses": [c.to_dict() for c in self.slice_classes]}
+               if self.slice_classes else {}),
         }
 
 
@@ -206,6 +238,7 @@ def _pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "kueueTopologyLevel": p.kueue_topology_level,
         "localSsdGiB": p.local_ssd_gib,
         "dranet": p.dranet,
+        **({"computeClass": p.compute_class} if p.compute_class else {}),
     }
 
 
@@ -286,6 +319,8 @@ def load(data: Any) -> StackOutputs:
                                   if "kueueTopologyLevel" in raw else None),
             local_ssd_gib=_need(raw, "localSsdGiB", int, q) if "localSsdGiB" in raw else 0,
             dranet=_need(raw, "dranet", bool, q) if "dranet" in raw else False,
+            compute_class=(_need(raw, "computeClass", str, q)
+                           if "computeClass" in raw else None),
         )
         if info.local_ssd_gib < 0:
             raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")
@@ -317,6 +352,7 @@ def load(data: Any) -> StackOutputs:
         image_repository=_need(data, "imageRepository", str, p, nullable=True),
         storage=_storage(data.get("storage"), f"{p}.storage"),
         pathways=_pathways(data.get("pathways"), f"{p}.pathways"),
+        slice_classes=_slice_classes(data.get("sliceClasses"), f"{p}.sliceClasses"),
         contract_version=version,
     )
 
@@ -363,6 +399,26 @@ def _pathways(data: Any, path: str) -> PathwaysInfo | None:
     return PathwaysInfo(_need(data, "headPool", str, path), _need(data, "scratch", str, path),
                         _need(data, "serverImage", str, path),
                         _need(data, "proxyImage", str, path))
+
+
+def _slice_classes(data: Any, path: str) -> tuple[SliceClassInfo, ...]:
+    if data is None:  # a stack without classes, or written before they were exported
+        return ()
+    if not isinstance(data, list):
+        raise ContractError(f"{path}: not a list")
+    out = []
+    for i, raw in enumerate(data):
+        q = f"{path}[{i}]"
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"{q}: not an object")
+        out.append(SliceClassInfo(
+            name=_need(raw, "name", str, q),
+            shapes=tuple(_str_list(_need(raw, "shapes", list, q), f"{q}.shapes")),
+            capacity=tuple(_str_list(_need(raw, "capacity", list, q), f"{q}.capacity")),
+            max_chips=_need(raw, "maxChips", int, q),
+            max_slices=_need(raw, "maxSlices", int, q),
+            zones=tuple(_str_list(_need(raw, "zones", list, q), f"{q}.zones"))))
+    return tuple(out)
 
 
 def _str_list(value: list[Any], path: str) -> list[str]:

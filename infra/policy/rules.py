@@ -24,6 +24,7 @@ from infra.config.stack import POLICY_RULES, StackConfig
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
+COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"  # a slice class (GKE ComputeClass)
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 DEFAULT_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
 CONFIG = "pulumi:config"  # a stack config key (name "namespace:key"; inputs {"value": ...})
@@ -209,6 +210,14 @@ def _auto_repair(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
                           "an accelerator pool runs without node auto-repair",
                           "set management.autoRepair: true (a failed TPU/GPU node otherwise "
                           "stays out of its slice until someone notices)")
+    # The node pools GKE creates for a slice class take the class's nodePoolConfig.
+    for cc in _of(items, COMPUTE_CLASS):
+        config = (cc.inputs.get("spec") or {}).get("nodePoolConfig") or {}
+        if config.get("autoRepair") is not True:
+            yield Finding("accelerator-auto-repair", _where(cc),
+                          "a slice class creates accelerator pools without node auto-repair",
+                          "remove nodes.autoRepair: false from the class (a failed TPU/GPU "
+                          "node otherwise stays out of its slice until someone notices)")
 
 
 # Names of config keys that hold credentials, and values that are credentials whatever

@@ -16,6 +16,7 @@ import yaml
 from infra.specs.addons import (JOBSET_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT,
                                KUEUE_WEBHOOK_PORT)
 from infra.specs import storage as storage_spec
+from infra.specs.slice_classes import autoscaling as class_autoscaling
 from infra.config.stack import StackConfig
 
 # GKE's least-privilege node role, plus pulling images from Artifact Registry, plus the
@@ -42,14 +43,17 @@ def role_binding_args(cfg: StackConfig, role: str, email: Any) -> dict[str, Any]
 
 
 def _nap(cfg: StackConfig, service_account: Any) -> dict[str, Any]:
-    nap = cfg.auto_provisioning
-    if nap is None:
+    """Node auto-provisioning: as ``nodeAutoProvisioning`` declares it, widened by the slice
+    classes, or turned on for them where the GKE version needs it
+    (infra/specs/slice_classes/autoscaling.py has the rules and sources)."""
+    if cfg.auto_provisioning is None and not class_autoscaling.needs_autoprovisioning(cfg):
         return {"enabled": False}
+    cpu, memory, accelerators = class_autoscaling.limits(cfg)
     limits = [
-        {"resource_type": "cpu", "minimum": 0, "maximum": nap.cpu_max},
-        {"resource_type": "memory", "minimum": 0, "maximum": nap.memory_gb_max},
+        {"resource_type": "cpu", "minimum": 0, "maximum": cpu},
+        {"resource_type": "memory", "minimum": 0, "maximum": memory},
     ]
-    for resource_type, maximum in sorted(nap.accelerators.items()):
+    for resource_type, maximum in sorted(accelerators.items()):
         limits.append({"resource_type": resource_type, "minimum": 0, "maximum": maximum})
     return {
         "enabled": True,

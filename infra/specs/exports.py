@@ -11,11 +11,12 @@ from typing import Mapping
 from infra.specs import tas
 from infra.catalog.tables import local_ssd_gib
 from infra.config.addons import PRIORITY_CLASSES
-from infra.config.stack import SlicePool, StackConfig
+from infra.config.stack import SliceClass, SlicePool, StackConfig
 from infra.specs import storage as storage_spec
-from infra.contract.outputs import (ClusterInfo, LocalQueueInfo, PathwaysInfo, SlicePoolInfo,
-                            StackOutputs, StorageInfo, StoreInfo)
+from infra.contract.outputs import (ClusterInfo, LocalQueueInfo, PathwaysInfo, SliceClassInfo,
+                                   SlicePoolInfo, StackOutputs, StorageInfo, StoreInfo)
 from infra.specs.nodepool import node_selector, tolerations
+from infra.specs.slice_classes import placement as class_placement
 
 
 def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None,
@@ -32,6 +33,31 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         kueue_topology_level=kueue_topology_level,
         local_ssd_gib=local_ssd_gib(a.machine_type), dranet=pool.dranet,
     )
+
+
+def class_entries(cls: SliceClass) -> list[SlicePoolInfo]:
+    """One contract entry per shape a slice class makes; pods select and tolerate what
+    infra/specs/slice_classes/placement.py states, exactly as for a fixed pool."""
+    out = []
+    for a in cls.shapes:
+        out.append(SlicePoolInfo(
+            name=cls.name, accelerator=a.name, kind=a.kind, family=a.family,
+            topology=a.topology, machine_type=a.machine_type, chips_per_vm=a.chips_per_vm,
+            vms_per_slice=a.vms_per_slice,
+            slice_count=min(cls.max_slices, cls.max_chips // a.chips),
+            capacity_mode=class_placement.CLASS_CAPACITY, node_pools=(), zones=cls.zones,
+            node_selector=class_placement.node_selector(cls, a),
+            tolerations=tuple(class_placement.tolerations(cls, a)),
+            resource_name=a.resource_name, networking=a.networking,
+            local_ssd_gib=local_ssd_gib(a.machine_type), compute_class=cls.name))
+    return out
+
+
+def class_info(cls: SliceClass) -> SliceClassInfo:
+    capacity = tuple(f"reservation:{c.reservation}" if c.mode == "reservation" else c.mode
+                     for c in cls.capacity)
+    return SliceClassInfo(cls.name, tuple(a.name for a in cls.shapes), capacity,
+                          cls.max_chips, cls.max_slices, cls.zones)
 
 
 def storage_info(cfg: StackConfig) -> StorageInfo:
@@ -58,7 +84,8 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
                             ca_certificate, cfg.zones, dns_endpoint),
         kubeconfig=kubeconfig,
         slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
-                          for p in cfg.slices),
+                          for p in cfg.slices)
+        + tuple(e for c in cfg.slice_classes for e in class_entries(c)),
         auto_provisioning=dict(cfg.auto_provisioning.accelerators)
         if cfg.auto_provisioning else {},
         workload_namespace=q.namespace,
@@ -72,4 +99,5 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         pathways=PathwaysInfo(cfg.pathways.head_pool, cfg.pathways.scratch,
                               cfg.pathways.server_image, cfg.pathways.proxy_image)
         if cfg.pathways else None,
+        slice_classes=tuple(class_info(c) for c in cfg.slice_classes),
     )

@@ -3,7 +3,7 @@
 Kueue's quota is exactly the capacity the stack declares: one ResourceFlavor per distinct
 slice type (its node labels and tolerations are those of the outputs contract), and a
 ClusterQueue whose nominal quota per flavor is the chips of the pools behind it (the NAP
-limit for auto-provisioned accelerators). Teams get ClusterQueues of their own in one
+limit for auto-provisioned accelerators, the chips limit for a slice class). Teams get ClusterQueues of their own in one
 cohort; the shared queue keeps what the teams do not take and may borrow the rest.
 Every pod accelstack renders requests CPU and memory too (infra/catalog/pod_resources.py), so
 every flavor covers cpu and memory: accelerator flavors hold the pod share of their nodes
@@ -30,8 +30,9 @@ from infra.specs import tas
 from infra.config.addons import PRIORITY_CLASSES
 from infra.specs.addons import MANAGED_NAMESPACE_LABEL
 from infra.catalog.tables import GPU_RESOURCE, TPU_RESOURCE
-from infra.config.stack import SlicePool, StackConfig
+from infra.config.stack import SliceClass, SlicePool, StackConfig
 from infra.specs.nodepool import node_selector, tolerations, vms_total
+from infra.specs.slice_classes import placement as class_placement
 
 API = "kueue.x-k8s.io/v1beta2"
 TAS_TOPOLOGY = tas.TOPOLOGY
@@ -119,6 +120,9 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
             f.cpu_milli += share.cpu_milli * vms_total(pool)
             f.memory_mi += share.memory_mi * vms_total(pool)
         f.pools.append(pool.name)
+    for cls in cfg.slice_classes:
+        f = _class_flavor(cls)
+        out[f.name] = f
     nap = cfg.auto_provisioning
     if nap:
         tpu_labels = {g.gke_accelerator for g in catalog.TPU_GENERATIONS}
@@ -144,6 +148,28 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
         out["system-cpu"] = Flavor("system-cpu", "cpu", {"accelstack.dev/slice-pool": "system"},
                                    [], cpu, mem)
     return list(out.values())
+
+
+def _class_flavor(cls: SliceClass) -> Flavor:
+    """A slice class's flavor: its nodes' class labels, GKE's accelerator taint and the
+    class's own taint as node taints (only pods that tolerate them, the class's pods, get
+    the flavor), and the class's chips limit as quota. One flavor for every shape of the
+    class, so the chips limit is shared by all of them; pods pick their shape by their own
+    TPU selectors (infra/specs/slice_classes/placement.py). CPU and memory: the pod share
+    of the class's nodes at its limit, on the shape with the most per chip."""
+    taints = [t.to_dict() for t in cls.shapes[0].taints]
+    taints.append(class_placement.class_taint(cls).to_dict())
+    user = [t for t in class_placement.own_tolerations(cls)
+            if t["key"] != class_placement.COMPUTE_CLASS_LABEL]
+    f = Flavor(f"class-{cls.name}", cls.resource_name, class_placement.class_labels(cls),
+               user, cls.max_chips, pools=[cls.name], node_taints=taints)
+    for a in cls.shapes:
+        share = pod_resources.pod_share(a.machine_type)
+        if share is not None:
+            nodes = cls.max_chips // a.chips_per_vm
+            f.cpu_milli = max(f.cpu_milli, share.cpu_milli * nodes)
+            f.memory_mi = max(f.memory_mi, share.memory_mi * nodes)
+    return f
 
 
 def _resource_groups(flavor_list: list[Flavor], quota: dict[str, int],

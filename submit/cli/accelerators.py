@@ -1,5 +1,6 @@
 """`submit accelerators`: list the accelerator catalog, resolve names against it, or list
-what one stack offers (its pools) with --stack/--outputs."""
+what one stack offers with --stack/--outputs: its pools, and each shape its slice classes
+can create (capacity ``class: ...``, the sources it tries in order)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,15 @@ def accelerators(ctx: click.Context, names: tuple[str, ...], family: str | None,
     emit([e.to_dict() for e in entries], fmt, COLUMNS)
 
 
+def _capacity(outputs: Any, pool: Any) -> str:
+    """A fixed pool's capacity mode; for a slice class, what it tries, in order (its
+    SLICES are the most it may hold at once, and it makes them on demand)."""
+    info = outputs.slice_class(pool.compute_class) if pool.compute_class else None
+    if info is None:
+        return str(pool.capacity_mode)
+    return "class: " + " > ".join(info.capacity)
+
+
 def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
            names: tuple[str, ...], entries: list[Any], family: str | None,
            fmt: str) -> None:
@@ -77,7 +87,7 @@ def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
     wanted = {e.name for e in entries}
     rows = [{"pool": p.name, "accelerator": p.accelerator, "family": p.family,
              "machineType": p.machine_type, "topology": p.topology,
-             "slices": p.slice_count, "capacityMode": p.capacity_mode,
+             "slices": p.slice_count, "capacityMode": _capacity(outputs, p),
              "zones": ",".join(p.zones)}
             for p in outputs.slice_pools
             if (not names or catalog.resolve(p.accelerator).name in wanted)

@@ -40,6 +40,6 @@ _COMMANDS = {
 def main() -> None:
     """Render, check and run training workloads on an accelstack cluster.
 
-    Shell completion: see the README ("Shell completion"), e.g. for bash
+    Shell completion: see docs/submitting.md ("Shell completion"), e.g. for bash
     `eval "$(_SUBMIT_COMPLETE=bash_source submit)"`.
     """

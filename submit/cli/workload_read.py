@@ -32,9 +32,41 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     jobsets = kube_call(lambda: cluster.list_jobsets(ns, "app.kubernetes.io/managed-by=accelstack"))
     kueue = kube_call(lambda: cluster.list_workloads(ns))
     rows = [st.summary(js, kueue, now=time.time()) for js in jobsets]
+    _add_sources(ctx, cluster, ns, jobsets, rows)
     from submit.cli.output import emit
 
-    emit(rows, fmt, st.LIST_COLUMNS)
+    emit(rows, fmt, st.LIST_COLUMNS[:3] + (("SOURCE", "source"),) + st.LIST_COLUMNS[3:])
+
+
+def _add_sources(ctx: Context, cluster: Any, ns: str, jobsets: list[dict[str, Any]],
+                 rows: list[dict[str, Any]]) -> None:
+    """Each row's capacity source; the nodes and pods are read only for class workloads."""
+    from submit.state import capacity
+
+    outputs = ctx.outputs
+    on_class = [js for js in jobsets
+                if getattr(capacity.pool_entry(js, outputs), "compute_class", None)]
+    nodes = _nodes(cluster, capacity.CLASS_NODES) if on_class else []
+    for js, row in zip(jobsets, rows):
+        pods: list[dict[str, Any]] = []
+        if js in on_class:
+            name = js["metadata"]["name"]
+            pods = kube_call(lambda: cluster.list_pods(
+                ns, f"jobset.sigs.k8s.io/jobset-name={name}"))
+        row["source"] = capacity.workload_source(js, outputs, pods, nodes)
+
+
+def _nodes(cluster: Any, selector: str) -> list[dict[str, Any]] | None:
+    """Nodes by label; None when the account may not list nodes (a cluster-scoped read
+    that namespace-scoped roles lack), so `list` and `describe` still answer."""
+    from submit.cluster.kube import KubeError
+
+    try:
+        return list(cluster.list_nodes(selector))
+    except KubeError as e:
+        if e.status == 403:
+            return None
+        raise click.ClickException(str(e)) from None
 
 
 @click.command("describe")
@@ -62,15 +94,17 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
         wl_name = wl["metadata"]["name"]
         events += kube_call(lambda: cluster.events(ns, "Workload", wl_name))
     click.echo(st.describe(js, wl, pods, events, now=time.time()), nl=False)
-    click.echo(_why_pending(cluster, ns, js, wl, pods))
+    click.echo(_why_pending(cluster, ns, js, wl, pods, ctx.outputs))
 
 
 MAX_POD_EVENTS = 8  # pods whose events describe reads (the first ones tell the story)
 
 
 def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] | None,
-                 pods: list[dict[str, Any]]) -> str:
-    """Admission checks, queue position, the pods' scheduling events and the verdict."""
+                 pods: list[dict[str, Any]], outputs: Any) -> str:
+    """Admission checks, queue position, the pods' scheduling events and the verdict; on a
+    slice class, also the step it waits on and where its slices came from."""
+    from submit.state import capacity
     from submit.state import status as st
     from submit.state import why
 
@@ -90,7 +124,20 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
               f"{e['involvedObject'].get('name', '')}: {e.get('message', '')}" for e in sched]
     if not sched:
         lines.append("  none")
-    lines.append(f"Verdict: {why.verdict(wl, st.jobset_state(js), entry, pod_events)}")
+    verdict = why.verdict(wl, st.jobset_state(js), entry, pod_events)
+    pool = capacity.pool_entry(js, outputs)
+    info = outputs.slice_class(pool.compute_class) if pool and pool.compute_class else None
+    if info is not None:
+        nodes = _nodes(cluster, f"{capacity.COMPUTE_CLASS_LABEL}={info.name}")
+        state = st.jobset_state(js)
+        admitted = st.admission(wl) in ("Admitted", "Finished")
+        step = capacity.class_step(info.name, info.capacity, admitted, state == "Running",
+                                   pod_events)
+        lines += capacity.describe_lines(info, step, capacity.slice_sources(pods, nodes),
+                                         nodes_readable=nodes is not None)
+        if admitted and state not in ("Running", "Completed", "Failed"):
+            verdict = step
+    lines.append(f"Verdict: {verdict}")
     return "\n".join(lines)
 
 

@@ -359,6 +359,12 @@ class Cluster:
                                           _request_timeout=self.timeout)))
         return list(self.api.sanitize_for_serialization(result).get("items", []))
 
+    def list_nodes(self, selector: str) -> list[dict[str, Any]]:
+        """Nodes with these labels (where a workload's slices run and from which capacity)."""
+        result = self._call("list nodes", lambda: (
+            self.core.list_node(label_selector=selector, _request_timeout=self.timeout)))
+        return list(self.api.sanitize_for_serialization(result).get("items", []))
+
     def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
         result = self._call(f"list events of {kind} {name}", lambda: (

@@ -25,20 +25,41 @@ from submit.render.spec import (
     parse_exit_codes, parse_secret_env, parse_ttl, read_config_file)
 
 
+def _named(p: SlicePoolInfo) -> str:
+    return f"{p.name} (class)" if p.compute_class else p.name
+
+
+def nearest_offers(outputs: StackOutputs, wanted: catalog.Accelerator, most: int = 6) -> str:
+    """The slice types the stack's pools and classes offer, nearest to ``wanted`` first
+    (same kind, same family, then the closest chip count); classes are named as such."""
+    offers: dict[str, SlicePoolInfo] = {}
+    for p in outputs.slice_pools:
+        offers.setdefault(p.accelerator, p)
+
+    def distance(p: SlicePoolInfo) -> tuple[bool, bool, float, str]:
+        chips = p.chips_per_slice
+        ratio = max(chips, wanted.chips) / max(1, min(chips, wanted.chips))
+        return (p.kind != wanted.kind, p.family != wanted.family, ratio, p.accelerator)
+
+    ranked = sorted(offers.values(), key=distance)
+    shown = [p.accelerator + (f" (class {p.compute_class})" if p.compute_class else "")
+             for p in ranked[:most]]
+    return ", ".join(shown) or "none"
+
+
 def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) -> SlicePoolInfo:
     try:
         accel = catalog.resolve(accelerator)
     except catalog.UnknownAccelerator as e:
         raise SpecError("--accelerator", str(e)) from None
     pools = [p for p in outputs.slice_pools if p.accelerator == accel.name]
-    have = ", ".join(sorted({p.accelerator for p in outputs.slice_pools})) or "none"
     if not pools:
         raise SpecError("--accelerator", f"{accelerator!r} ({accel.name}) is not a slice type "
-                        f"of stack {outputs.stack!r}; it has: {have}")
+                        f"of stack {outputs.stack!r}; it has: {nearest_offers(outputs, accel)}")
     if pool_name is not None:
         chosen = [p for p in pools if p.name == pool_name]
         if not chosen:
-            names = ", ".join(p.name for p in pools)
+            names = ", ".join(_named(p) for p in pools)
             raise SpecError("--pool", f"{pool_name!r} is not a {accel.name} pool of stack "
                             f"{outputs.stack!r}; its {accel.name} pools: {names}")
         return chosen[0]
@@ -121,8 +142,10 @@ def _shape(chosen: SlicePoolInfo, num_slices: int | None, num_nodes: int | None
         replicas = 1 if num_slices is None else num_slices
         parallelism = chosen.vms_per_slice
         if replicas > chosen.slice_count and not dws:
+            where = (f"class {chosen.name} may hold at once" if chosen.compute_class
+                     else f"pool {chosen.name} has")
             raise SpecError("--num-slices", f"{replicas} is more than the {chosen.slice_count} "
-                            f"{chosen.accelerator} slices pool {chosen.name} has")
+                            f"{chosen.accelerator} slices {where}")
         if replicas > 1 and chosen.vms_per_slice == 1:
             # https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice
             raise SpecError("--num-slices", f"{replicas}: {chosen.accelerator} is a single-host "
@@ -135,7 +158,8 @@ def _shape(chosen: SlicePoolInfo, num_slices: int | None, num_nodes: int | None
     replicas, parallelism = 1, 1 if num_nodes is None else num_nodes
     limit = chosen.slice_count * chosen.vms_per_slice
     if parallelism > limit and not dws:
-        raise SpecError("--num-nodes", f"{parallelism} is more than the {limit} nodes pool "
+        where = "class" if chosen.compute_class else "pool"
+        raise SpecError("--num-nodes", f"{parallelism} is more than the {limit} nodes {where} "
                         f"{chosen.name} can hold")
     return replicas, parallelism
 

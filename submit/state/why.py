@@ -8,8 +8,9 @@ state Pending|Ready|Retry|Rejected and message) and of the visibility API's
 PendingWorkload (priority, localQueueName, positionInClusterQueue,
 positionInLocalQueue, counting from 0): Kueue's apis/kueue/v1beta2/workload_types.go and
 apis/visibility/v1beta2/types.go. Pod scheduling reasons are the scheduler's
-(FailedScheduling), the cluster autoscaler's (NotTriggerScaleUp, TriggeredScaleUp) and
-Kueue's (Preempted, on the Workload).
+(FailedScheduling), the cluster autoscaler's (NotTriggerScaleUp, TriggeredScaleUp; GKE's
+FailedScaleUp when it could not create nodes, submit/state/capacity.py) and Kueue's
+(Preempted, on the Workload).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 SCHEDULING_REASONS = ("FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp",
-                      "Preempted", "Preempting", "Evicted", "FailedCreate")
+                      "FailedScaleUp", "Preempted", "Preempting", "Evicted", "FailedCreate")
 
 
 def _cond(wl: dict[str, Any] | None, type_: str) -> dict[str, Any] | None:
