@@ -74,6 +74,7 @@ def _elsewhere() -> dict[str, str]:
     """Commands run by a section's own test, from that test's own list."""
     import test_completion
     import test_docs_site
+    import test_ephemeral_docs
     import test_experiment_readme
     import test_local_cli
     import test_readme_review
@@ -88,6 +89,8 @@ def _elsewhere() -> dict[str, str]:
                   for c in test_experiment_readme._commands()})
     found.update({_canonical(c): "tests/test_docs_site.py::test_the_site_builds_strict"
                   for c in test_docs_site.COMMANDS})
+    found.update({_canonical(c): "tests/test_ephemeral_docs.py::test_the_docs_commands_run"
+                  for c in test_ephemeral_docs.doc_commands()})
     return found
 
 

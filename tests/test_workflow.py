@@ -180,7 +180,7 @@ def test_the_pulumi_cli_is_pinned_once() -> None:
     from packaging.version import Version
 
     installs = [s for _, s in _steps() if str(s.get("uses", "")).startswith("pulumi/actions@")]
-    assert len(installs) == 3
+    assert len(installs) == 4  # preview, plan, deploy, reap
     for step in installs:
         assert step["with"] == {"pulumi-version-file": ".pulumi-version"}
     version = CLI_VERSION_FILE.read_text().strip()
@@ -308,7 +308,7 @@ def test_the_documented_condition_admits_every_environment_job_and_nothing_else(
     cloud_jobs = {name: job for name, job in _jobs().items()
                   if job.get("permissions", {}).get("id-token") == "write"
                   and "uses" not in job}
-    assert set(cloud_jobs) == {"preview", "stack.plan", "stack.deploy"}
+    assert set(cloud_jobs) == {"preview", "stack.plan", "stack.deploy", "reap"}
     for name, job in cloud_jobs.items():
         env = str(job["environment"]).split()[0]
         assert _allows(condition, REPO, f"repo:{REPO}:environment:{env}"), name
@@ -316,3 +316,19 @@ def test_the_documented_condition_admits_every_environment_job_and_nothing_else(
     assert not _allows(condition, REPO, f"repo:{REPO}:pull_request")
     assert not _allows(condition, "someone/fork", f"repo:{REPO}:environment:production")
     assert not _allows(condition, REPO, f"repo:{REPO}:environment:staging")
+
+
+def test_the_reaper_runs_on_a_schedule_and_only_then() -> None:
+    wf = _workflow()
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as True
+    assert on["schedule"] == [{"cron": "23 * * * *"}]
+    jobs = wf["jobs"]
+    assert jobs["reap"]["if"] == "github.event_name == 'schedule'"
+    assert jobs["reap"]["environment"].split()[0] == "reaper"
+    runs = [st.get("run", "") for st in jobs["reap"]["steps"]]
+    assert any(r.rstrip().endswith(".venv/bin/submit reap") for r in runs)
+    # Nothing else runs on the schedule: the other jobs are for pull requests and pushes.
+    assert jobs["offline"]["if"] == "github.event_name != 'schedule'"
+    for name in ("preview", "release"):
+        assert "github.event_name ==" in jobs[name]["if"], name
+

@@ -4,7 +4,8 @@ Exit codes (decided here, in Click and in `workload wait`; the README's table): 
 1 an error the command reports (ClickException: the cluster, `pulumi stack output`, an
 existing workload); 2 a bad or missing option or argument, or a bad file named by one
 (BadParameter/UsageError, raised before anything is sent); 3 `wait`: the workload failed;
-4 `wait`: the timeout passed first. `workload run-local`
+4 `wait`: the timeout passed first; `run` adds 5 (infrastructure failed), 6 (teardown did
+not finish) and 130/143 (interrupted, torn down): submit/ephemeral/plan.py Exit. `workload run-local`
 exits with the exit code of the process that failed the workload (0 when every process
 exited 0; 130/143 when interrupted).
 """
@@ -24,6 +25,10 @@ _COMMANDS = {
                 "The stack's cluster for other tools: kubeconfig credentials for kubectl."),
     "workload": ("submit.cli.workload", "workload",
                  "Run training workloads as JobSets on a stack's cluster."),
+    "run": ("submit.cli.run", "run",
+            "Bring a stack up for one piece of work and take it down, whatever happens."),
+    "reap": ("submit.cli.run", "reap",
+             "Take down expired stacks of `submit run` (a crash left them up)."),
     "experiment": ("submit.cli.experiment", "experiment",
                    "Sweeps as one experiment: trials from a file, submitted and managed "
                    "together."),

@@ -59,6 +59,12 @@ def _parse(text: str, source: str) -> StackOutputs:
                            f"({e.__class__.__name__})") from None
 
 
+def from_mapping(data: Any, source: str) -> StackOutputs:
+    """Outputs already read (an Automation API `up` result's values): the same checks and
+    messages as the other sources, naming ``source``."""
+    return _parse(json.dumps(data), source)
+
+
 def from_file(path: str) -> StackOutputs:
     try:
         raw = Path(path).read_bytes()

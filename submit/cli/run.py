@@ -1,0 +1,335 @@
+"""`submit run` and `submit reap`: an ephemeral stack for one piece of work, and the reaper
+that takes down the ones a crash left behind (submit/ephemeral, docs/ephemeral.md).
+
+Everything a user can get wrong is checked before the stack is touched: the stack file,
+the overrides, the run name and the work (the options of `workload create`, a job-group
+file or an experiment file) fail with exit 2 and nothing created. The exit code of a run
+is decided by submit/ephemeral/plan.py (Exit) and printed with its meaning.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import signal
+import socket
+import sys
+from dataclasses import fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from submit.cli.create_options import CreateOptions, create_options
+from submit.cli.options import DURATION
+from submit.ephemeral import plan as pl
+
+_NOT_FOR_RUN = ("dry_run", "fmt", "export_file", "replace", "after")
+_MEANING = {
+    pl.Exit.OK: "the work succeeded", pl.Exit.WORK_FAILED: "the work failed",
+    pl.Exit.TIMEOUT: "--timeout passed first", pl.Exit.INFRA_FAILED:
+    "the infrastructure failed", pl.Exit.TEARDOWN_FAILED: "resources may still be up",
+    pl.Exit.INTERRUPTED: "interrupted", pl.Exit.TERMINATED: "terminated"}
+
+
+def _workload_params() -> list[click.Parameter]:
+    """`workload create`'s own options, declared once (submit/cli/create_options.py), less
+    those that do not apply to a run; none is required, since a run may take a file."""
+    def holder() -> None:
+        """Collects the options."""
+    params: list[click.Parameter] = list(reversed(
+        getattr(create_options(holder), "__click_params__")))
+    out = []
+    for p in params:
+        if p.name in _NOT_FOR_RUN:
+            continue
+        p.required = False
+        out.append(p)
+    return out
+
+
+def _project_settings(project_dir: str) -> dict[str, Any]:
+    path = Path(project_dir) / "Pulumi.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise click.BadParameter(f"{path}: not a Pulumi project file ({e.__class__.__name__})",
+                                 param_hint="'--project-dir'") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter(f"{path}: not a Pulumi project file",
+                                 param_hint="'--project-dir'")
+    return data
+
+
+def _stack_file(stack: str, project_dir: str) -> Path:
+    """STACK: a stack file's path, or a stack name found in the project's stackConfigDir."""
+    if stack.endswith((".yaml", ".yml")) or os.sep in stack:
+        path = Path(stack)
+    else:
+        config_dir = str(_project_settings(project_dir).get("stackConfigDir") or ".")
+        path = Path(project_dir) / config_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        raise click.BadParameter(f"{path}: no such stack file", param_hint="'STACK'")
+    return path
+
+
+def _stack_config(path: Path) -> dict[str, Any]:
+    """The stack file's config, namespaced keys as Pulumi stores them, checked as the offline
+    preview checks it (FILE:LINE errors). Secrets cannot be carried over: their ciphertext
+    belongs to the stack file's own secrets provider."""
+    from infra.config.stack_file import NAMESPACE, PROVIDER_NAMESPACES, StackFileError, load
+
+    try:
+        sf = load(path)
+    except StackFileError as e:
+        raise click.BadParameter(e.problems[0], param_hint="'STACK'") from None
+    if sf.secret_keys:
+        key = sorted(sf.secret_keys)[0]
+        raise click.BadParameter(
+            f"{sf.path}:{sf.line_of(key)}: {NAMESPACE}:{key} is a Pulumi secret, encrypted for "
+            f"stack {sf.stack}; a run's stack cannot decrypt it: pass the value with --set",
+            param_hint="'STACK'")
+    raw = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("config") or {}
+    config = {k: v for k, v in raw.items()
+              if str(k).partition(":")[0] in PROVIDER_NAMESPACES}
+    config.update({f"{NAMESPACE}:{k}": v for k, v in sf.raw.items()})
+    return config
+
+
+def _work(options: dict[str, Any], group_file: str | None, experiment_file: str | None,
+          timeout: float, interval: float, logs_dir: str | None) -> tuple[str, Any]:
+    """(the default run name, the runner's Work): everything checked that can be without
+    the stack."""
+    from submit.cli.context import bad_input
+    from submit.ephemeral.runner import Work
+
+    given = [o for o, v in (("--workload", options.get("name")), ("--group", group_file),
+                            ("--experiment", experiment_file)) if v]
+    if len(given) != 1:
+        raise click.UsageError("give the work as one of: workload options (--workload NAME "
+                               "--accelerator ... as for `workload create`), --group FILE "
+                               f"or --experiment FILE{f' (got {given})' if given else ''}")
+    if group_file:
+        from submit.experiment import group as gr
+
+        text = _read(group_file, "--group")
+        try:
+            group = gr.load(group_file, text)
+        except gr.GroupError as e:
+            raise click.BadParameter(e.message, param_hint="'--group'") from None
+        return group.name, Work(f"job group {group.name}",
+                                lambda outputs: [gr.render_group(group, outputs)],
+                                timeout, interval, logs_dir)
+    if experiment_file:
+        from submit.experiment import expand
+
+        _read(experiment_file, "--experiment")
+        try:
+            exp = expand.load(experiment_file)
+        except expand.ExperimentError as e:
+            raise click.BadParameter(e.message, param_hint="'--experiment'") from None
+        return exp.name, Work(f"experiment {exp.name} ({len(exp.trials)} trials)",
+                              lambda outputs: [t.objects for t in expand.plan(exp, outputs)],
+                              timeout, interval, logs_dir)
+    given_options: dict[str, Any] = {f.name: options.get(f.name) for f in fields(CreateOptions)
+                                     if f.name not in _NOT_FOR_RUN}
+    opts = CreateOptions(**given_options,
+                         dry_run=False, fmt="yaml", export_file=None, replace=False)
+    if not opts.accelerator:
+        raise click.UsageError("Missing option '--accelerator' (with --workload).")
+    wl = opts.workload()
+    with bad_input():
+        wl.check()
+    if opts.builds_image and opts.script_dir is None and opts.image is None:
+        raise click.UsageError("pass --image, or --script-dir with --base-image")
+
+    def render(outputs: Any) -> list[list[dict[str, Any]]]:
+        workload = wl
+        if opts.builds_image:
+            from submit.cli.bundle import script_image
+
+            workload = wl.replace(image=script_image(
+                outputs, script_dir=opts.script_dir, base_image=opts.base_image,
+                image=opts.image, image_repository=opts.image_repository,
+                accelerator=opts.accelerator, pool=opts.pool, push=True))
+        return [workload.render(outputs)]
+
+    return opts.name, Work(f"workload {opts.name}", render, timeout, interval, logs_dir)
+
+
+def _read(file: str, option: str) -> str:
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise click.BadParameter(f"{file}: cannot read it: "
+                                 f"{getattr(e, 'strerror', None) or 'not UTF-8 text'}",
+                                 param_hint=f"'{option}'") from None
+
+
+class _Console:
+    def __init__(self) -> None:
+        from submit.cli.progress import Progress
+
+        self.progress = Progress()
+        self.tty = self.progress.tty
+
+    def line(self, text: str) -> None:
+        self.progress.line(text)
+
+    def tick(self, text: str) -> None:
+        self.progress.tick(text)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: it exists
+    return True
+
+
+def _pulumi() -> Any:
+    from submit.ephemeral.pulumi_process import Unavailable, command
+
+    try:
+        return command()
+    except Unavailable as e:
+        raise click.ClickException(str(e)) from None
+
+
+@click.command("run")
+@click.argument("stack")
+@click.option("--name", "run_name", metavar="RUN", help="The run: names its stack and its cluster "
+              "(1-24 lowercase letters, digits, '-'). Default: the --workload name.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a stack-file key (accelstack: may be left out; VALUE is YAML). "
+                   "Repeatable.")
+@click.option("--keep", is_flag=True, help="Leave everything up afterwards and print the "
+              "command that takes it down.")
+@click.option("--expires-in", "expires_in", type=DURATION, default="6h", show_default=True,
+              metavar="DURATION", help="The stack's expiry, stamped in its tags: `submit "
+              "reap` takes it down after this, whatever happened to this process.")
+@click.option("--timeout", type=DURATION, default="24h", show_default=True,
+              metavar="DURATION", help="How long to wait for the work.")
+@click.option("--interval", type=DURATION, default="10s", show_default=True,
+              metavar="DURATION", help="How often to read the work's state afresh.")
+@click.option("--logs", "logs_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Save every pod's log in DIR before the teardown.")
+@click.option("--group", "group_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="The work: a job group file (as `workload create-group`).")
+@click.option("--experiment", "experiment_file", type=click.Path(dir_okay=False),
+              metavar="FILE", help="The work: an experiment file (as `experiment submit`).")
+@click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
+              default=".", show_default=True, type=click.Path(file_okay=False),
+              metavar="DIR", help="Pulumi project directory (where Pulumi.yaml is).")
+def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool,
+        expires_in: float,
+        timeout: float, interval: float, logs_dir: str | None, group_file: str | None,
+        experiment_file: str | None, project_dir: str, **options: Any) -> None:
+    """Bring up a stack from STACK (a stack file, or a stack name in the project's
+    stackConfigDir), run the work on it, and take it down, whatever happens.
+
+    Exit codes: 0 the work succeeded, 3 it failed, 4 --timeout passed, 5 the
+    infrastructure failed, 6 the teardown did not finish (the command to finish it is
+    printed), 130/143 interrupted (torn down); 1 and 2 as for every command, with nothing
+    created.
+    """
+    from submit.ephemeral.runner import InUse, Runner
+
+    default_name, work = _work(options, group_file, experiment_file, timeout, interval,
+                               logs_dir)
+    run_name = run_name or default_name
+    try:
+        pl.check_run_name(run_name)
+        parsed = [pl.parse_override(o) for o in overrides]
+    except pl.PlanError as e:
+        raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
+    path = _stack_file(stack, project_dir)
+    try:
+        config = pl.run_config(_stack_config(path), parsed, run_name)
+    except pl.PlanError as e:
+        raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
+    try:
+        shown = os.path.relpath(path, project_dir)
+    except ValueError:
+        shown = str(path)
+    user, host = getpass.getuser(), socket.gethostname()
+    plan = pl.RunPlan(name=run_name, project_dir=project_dir, stack_file=shown, config=config,
+                      ttl_seconds=int(expires_in), keep=keep, owner=f"{user}@{host}",
+                      command=pl.command_line(sys.argv[1:]),
+                      created=datetime.now(timezone.utc))
+    console = _Console()
+    runner = Runner(plan, work, console, user=user, host=host, pid=os.getpid(),
+                    alive=_alive)
+    old = {s: signal.signal(s, runner.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        console.line(f"run {run_name}: {work.describe} on a stack from {shown}")
+        outcome = runner.run(_pulumi())
+    except InUse as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        console.progress.done()
+    code = pl.exit_code(outcome)
+    if outcome.kept or code == pl.Exit.TEARDOWN_FAILED:
+        click.echo(f"the stack {run_name} is still up; take it down with:\n  "
+                   f"{pl.teardown_command(plan)}", err=True)
+    click.echo(f"run {run_name}: exit {int(code)} ({_MEANING[code]})", err=True)
+    sys.exit(int(code))
+
+
+run.params.extend(_workload_params())
+
+
+@click.command("reap")
+@click.argument("names", nargs=-1, metavar="[RUN]...")
+@click.option("--dry-run", is_flag=True, help="List the ephemeral stacks and what would be "
+              "taken down; take down nothing.")
+@click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
+              default=".", show_default=True, type=click.Path(file_okay=False),
+              metavar="DIR", help="Pulumi project directory (where Pulumi.yaml is).")
+def reap(names: tuple[str, ...], dry_run: bool, project_dir: str) -> None:
+    """Take down the ephemeral stacks (made by `submit run`) whose expiry has passed, or
+    the RUNs named, whatever their expiry. Stacks `submit run` did not make are never
+    touched. Exit 0: nothing left to take down; 6: a teardown failed."""
+    import time
+
+    from submit.ephemeral import reaper
+
+    for n in names:
+        try:
+            pl.check_run_name(n)
+        except pl.PlanError as e:
+            raise click.BadParameter(e.message, param_hint="'RUN'") from None
+    _project_settings(project_dir)
+    command = _pulumi()
+    now = datetime.now(timezone.utc)
+    try:
+        stacks = reaper.find(project_dir, command)
+    except reaper.BackendError as e:
+        raise click.ClickException(str(e)) from None
+    chosen = pl.reapable(stacks, now, names)
+    missing = sorted(set(names) - {c.name for c in chosen})
+    if missing:
+        raise click.BadParameter(f"{', '.join(missing)}: no ephemeral stack of that name in "
+                                 "the backend", param_hint="'RUN'")
+    for item in chosen:
+        mark = "take down" if item.due else "keep"
+        click.echo(f"{mark}: {reaper.describe(item, now)}")
+    due = [c for c in chosen if c.due]
+    if dry_run or not due:
+        click.echo(f"{len(due)} to take down{' (--dry-run: nothing done)' if dry_run else ''}",
+                   err=True)
+        return
+    done = reaper.reap(project_dir, command, due, lambda t: click.echo(t, err=True),
+                       time.sleep, lambda: False, socket.gethostname(), _alive, now)
+    failed = [d for d in done if not d.destroyed]
+    for d in failed:
+        click.echo(f"{d.name}: NOT taken down: {d.note}", err=True)
+    if failed:
+        sys.exit(int(pl.Exit.TEARDOWN_FAILED))

@@ -1,0 +1,71 @@
+"""What the `submit run` tests share: a project directory with a stack file, the fake
+`pulumi` (tests/fakes/pulumi_engine.py) whose `up` leaves an outputs contract pointing at the
+fake API server, and a stand-in for the cluster's controllers that finishes the JobSets."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import ROOT
+from fake_apiserver import FakeApiServer
+from fakes import stacks
+from fakes.pulumi_auto import FakeAutoPulumi
+
+RESOURCES = [("gcp:compute/network:Network", "net"),
+             ("gcp:container/cluster:Cluster", "cluster"),
+             ("gcp:container/nodePool:NodePool", "v5litepod-16")]
+WORKLOAD = ["--workload", "train", "--accelerator", "v5e-16", "--image", "python:3.12",
+            "--command", "python train.py"]
+
+
+def project(tmp_path: Path) -> Path:
+    """A Pulumi project as the repository's (Pulumi.yaml, stacks/), in tmp_path."""
+    d = tmp_path / "project"
+    (d / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "Pulumi.yaml", d / "Pulumi.yaml")
+    shutil.copy(ROOT / "stacks" / "Pulumi.v5e-spot.yaml", d / "stacks")
+    return d
+
+
+def program(fake: FakeAutoPulumi, server: FakeApiServer) -> None:
+    data = stacks.outputs("v5e-spot")
+    data["accelstack"]["kubeconfig"] = server.kubeconfig()
+    fake.program(RESOURCES, data)
+
+
+def finish(server: FakeApiServer, state: str = "Completed", after: float = 0.0,
+           name: str | None = None) -> threading.Thread:
+    """Play JobSet's controller: once a JobSet is applied, mark it ``state``."""
+    def run() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for key, js in list(server.state.jobsets.items()):
+                if name is not None and key[1] != name:
+                    continue
+                if not (js.get("status") or {}).get("conditions"):
+                    time.sleep(after)
+                    done = {**js, "status": {"conditions": [
+                        {"type": state, "status": "True", "reason": state,
+                         "message": f"jobset {state.lower()}"}]}}
+                    server.state.jobsets[key] = done
+                    return
+            time.sleep(0.02)
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def run_argv(proj: Path, *extra: str, name: str = "train") -> list[str]:
+    return ["run", "v5e-spot", "--project-dir", str(proj), "--name", name,
+            "--interval", "1s", *extra, *WORKLOAD]
+
+
+def tags(fake: FakeAutoPulumi, name: str) -> dict[str, Any]:
+    data = fake.stack(name)
+    assert data is not None
+    tags_: dict[str, Any] = data["tags"]
+    return tags_

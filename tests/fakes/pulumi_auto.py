@@ -1,0 +1,77 @@
+"""A fake `pulumi` for the Automation API: tests/fakes/pulumi_engine.py installed as bin/pulumi.
+
+The engine script plays the CLI's side of everything `submit run` and `submit reap` do
+(stack select/init/ls/rm, tags, config set-all, up, destroy, outputs, history, cancel,
+version) and writes engine events as the CLI does. A test sets the program (what `up`
+creates and the outputs it leaves) and faults, then reads the stacks, the "cloud" (what
+exists) and every call's argv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ENGINE = Path(__file__).with_name("pulumi_engine.py")
+
+
+class FakeAutoPulumi:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.bin = home / "bin"
+        self.bin.mkdir(parents=True)
+        (home / "stacks").mkdir()
+        exe = self.bin / "pulumi"
+        exe.write_text(f"#!{sys.executable}\n" + ENGINE.read_text())
+        exe.chmod(0o755)
+        self.program([], {})
+
+    def program(self, resources: list[tuple[str, str]], outputs: dict[str, Any],
+                secret: tuple[str, ...] = ("accelstack",)) -> None:
+        """What `up` creates (type, name), in order, and the outputs it leaves."""
+        (self.home / "program.json").write_text(json.dumps({
+            "resources": [{"type": t, "name": n} for t, n in resources],
+            "outputs": outputs, "secretOutputs": list(secret)}))
+
+    def faults(self, **faults: Any) -> None:
+        """upFailAt=K (the K-th resource of `up`, 0 being the stack itself),
+        upFailMessage, destroyFails=N (the first N destroys fail at their first resource),
+        destroyFailMessage, hangAt=K (`up` waits at resource K: kill or signal it there),
+        stepSeconds, version, tagsUnsupported."""
+        (self.home / "faults.json").write_text(json.dumps(faults))
+
+    def stack(self, name: str) -> dict[str, Any] | None:
+        path = self.home / "stacks" / f"{name}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    @property
+    def stacks(self) -> list[str]:
+        return sorted(p.stem for p in (self.home / "stacks").glob("*.json"))
+
+    @property
+    def cloud(self) -> list[str]:
+        path = self.home / "cloud.json"
+        return json.loads(path.read_text()) if path.exists() else []
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        log = self.home / "calls.jsonl"
+        if not log.exists():
+            return []
+        return [json.loads(line) for line in log.read_text().splitlines()]
+
+    def commands(self) -> list[list[str]]:
+        """Each call's argv without the flags every call carries."""
+        return [[a for a in c["argv"] if a != "--non-interactive"] for c in self.calls
+                if c["argv"] != ["version"]]
+
+
+def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeAutoPulumi:
+    fake = FakeAutoPulumi(tmp_path / "fake-pulumi")
+    monkeypatch.setenv("PATH", f"{fake.bin}:{os.environ.get('PATH', '')}")
+    return fake

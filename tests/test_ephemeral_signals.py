@@ -1,0 +1,175 @@
+"""`submit run` as its own process, for what only a process can show: Ctrl-C once (a
+graceful cancel of `up`, then the teardown), Ctrl-C twice (stop now, print the clean-up
+command), SIGTERM while the work runs, and a process killed mid-`up` (only the stack's
+tags are left to find it: `submit reap` does).
+
+The fake `pulumi` (tests/fakes/pulumi_engine.py) handles SIGINT as the CLI does (first:
+cancel, the resource in flight finishes; second: terminate, the lock left behind) and runs
+in its own session, as submit/ephemeral/pulumi_process.py starts it, so a signal reaches it
+only through the runner.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT
+from ephemeral_env import finish, program, project, run_argv, tags
+from fake_apiserver import FakeApiServer
+from fakes.pulumi_auto import FakeAutoPulumi, install
+from submit.cli.app import main
+from submit.ephemeral import plan as pl
+
+
+class Run:
+    """`submit run ...` in a process of its own, its stderr collected as it comes."""
+
+    def __init__(self, argv: list[str]) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from submit.cli.app import main; main()", *argv],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.err: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.err.append(line)
+
+    def until(self, ready: Callable[[], bool], timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("never ready:\n" + "".join(self.err))
+            time.sleep(0.05)
+
+    def finish(self, timeout: float = 120) -> tuple[int, str]:
+        code = self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=10)
+        return code, "".join(self.err)
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+         server: FakeApiServer) -> FakeAutoPulumi:
+    f = install(tmp_path, monkeypatch)
+    program(f, server)
+    return f
+
+
+def _in_flight(fake: FakeAutoPulumi) -> Callable[[], bool]:
+    """True while `up` is creating the cluster, where the fault ``hangAt=2`` holds it (the
+    fake records a resource in flight as pending; the two before it are done)."""
+    def check() -> bool:
+        data = fake.stack("train")
+        return bool(data and any(u.endswith("Cluster::cluster") for u in data["pending"]))
+    return check
+
+
+def test_ctrl_c_once_cancels_up_gracefully_and_tears_down(
+        fake: FakeAutoPulumi, tmp_path: Path) -> None:
+    fake.faults(hangAt=2, hangSeconds=2)
+    run = Run(run_argv(project(tmp_path)))
+    run.until(_in_flight(fake))
+    run.proc.send_signal(signal.SIGINT)
+    code, err = run.finish()
+    assert code == 130, err
+    assert "SIGINT: stopping the up, then taking the stack down" in err
+    assert "up: ^C received; cancelling." in err  # the CLI's own message, from its events
+    # The resource in flight finished (graceful), nothing after it started, and all went.
+    assert "3 resources deleted, stack train removed" in err
+    assert fake.cloud == [] and fake.stacks == []
+    assert err.endswith("run train: exit 130 (interrupted)\n")
+
+
+def test_ctrl_c_twice_stops_now_and_prints_the_exact_clean_up_command(
+        fake: FakeAutoPulumi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.faults(hangAt=2, hangSeconds=60)
+    proj = project(tmp_path)
+    run = Run(run_argv(proj))
+    run.until(_in_flight(fake))
+    run.proc.send_signal(signal.SIGINT)
+    run.until(lambda: any("SIGINT: stopping" in ln for ln in run.err))
+    run.proc.send_signal(signal.SIGINT)
+    code, err = run.finish()
+    assert code == 6, err
+    assert "SIGINT again: stopping now" in err
+    command = f"submit reap --project-dir {proj} train"
+    assert f"take it down with:\n  {command}\n" in err
+    assert not any(c[0] == "destroy" for c in fake.commands())
+    # Left: the stack (its tags say who made it and when it expires) and what was created.
+    assert fake.stacks == ["train"] and len(fake.cloud) == 2
+    assert tags(fake, "train")[pl.TAG_EPHEMERAL] == "true"
+    # The printed command works, the CLI's lock of the terminated update included.
+    monkeypatch.chdir(proj)
+    result = CliRunner().invoke(main, command.split()[1:])
+    assert result.exit_code == 0, result.output
+    assert "train: its last update was cut off; `pulumi cancel`" in result.stderr
+    assert fake.stacks == [] and fake.cloud == []
+
+
+def test_sigterm_while_the_work_runs_tears_down(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
+    run = Run(run_argv(project(tmp_path)))
+    run.until(lambda: bool(server.state.jobsets))
+    run.until(lambda: any("wait: train:" in ln or "train: " in ln and "/" in ln
+                          for ln in run.err))
+    run.proc.send_signal(signal.SIGTERM)
+    code, err = run.finish()
+    assert code == 143, err
+    assert "SIGTERM: stopping the wait, then taking the stack down" in err
+    assert fake.cloud == [] and fake.stacks == []
+
+
+def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
+        fake: FakeAutoPulumi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.faults(hangAt=2, hangSeconds=60)
+    proj = project(tmp_path)
+    run = Run(run_argv(proj, "--expires-in", "1h"))
+    run.until(_in_flight(fake))
+    run.proc.kill()
+    run.finish()
+    assert fake.stacks == ["train"] and len(fake.cloud) == 2
+    monkeypatch.chdir(proj)
+    listed = CliRunner().invoke(main, ["reap", "--dry-run"])
+    assert listed.exit_code == 0
+    assert listed.stdout.startswith("keep: train: expires in 0h59m; owner ")
+    # An hour later, as the backend tells it (the fake's state, not this test's clock):
+    data = fake.stack("train")
+    assert data is not None
+    data["tags"][pl.TAG_EXPIRES] = "2020-01-01T00:00:00Z"
+    (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
+    listed = CliRunner().invoke(main, ["reap", "--dry-run"])
+    assert listed.stdout.startswith("take down: train: expired ")
+    assert "made by: submit run v5e-spot" in listed.stdout
+    assert listed.stderr == "1 to take down (--dry-run: nothing done)\n"
+    assert fake.stacks == ["train"]
+    reaped = CliRunner().invoke(main, ["reap"])
+    assert reaped.exit_code == 0, reaped.output
+    assert fake.stacks == [] and fake.cloud == []
+
+
+def test_ctrl_c_during_the_teardown_lets_it_finish(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
+    fake.faults(stepSeconds=1.0)
+    finish(server)
+    run = Run(run_argv(project(tmp_path)))
+    run.until(lambda: any("teardown: pulumi destroy" in ln for ln in run.err))
+    run.proc.send_signal(signal.SIGINT)
+    code, err = run.finish()
+    assert "SIGINT: the teardown goes on; SIGINT again stops at once" in err
+    assert code == 0, err  # the work succeeded and nothing was cut short
+    assert fake.cloud == [] and fake.stacks == []
