@@ -64,7 +64,8 @@ def experiment(ctx: click.Context, stack: str | None, outputs_file: str | None,
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Format of the JobSets (--dry-run, --export).")
 @click.option("--export", "export_dir", type=click.Path(file_okay=False),
-              help="Also write one file per trial into DIR (for `submit workload apply`).")
+              help="Write one file per trial into DIR (for `submit workload apply`); submit "
+                   "nothing.")
 @click.option("--script-dir", type=click.Path(exists=True, file_okay=False),
               help="Run the code in DIR in every trial: added as a layer on --base-image and "
                    "pushed once for the whole sweep (the file then names no image).")
@@ -88,6 +89,7 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
         create_steps.export(plans, out.export_dir, out.fmt)
     if out.dry_run:
         create_steps.print_dry_run(exp, plans, out.fmt)
+    if out.dry_run or out.export_dir:
         return
     create_steps.submit(ctx, exp, plans, sweep.max_running)
 

@@ -127,6 +127,9 @@ def export(plans: list[ex.TrialPlan], export_dir: str, fmt: str) -> None:
         text = (json.dumps(p.objects, indent=2) + "\n" if fmt == "json"
                 else yaml.safe_dump_all(p.objects, sort_keys=False))
         (Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}").write_text(text)
+    click.echo(f"wrote {len(plans)} trials to {export_dir}/; submitted nothing (apply one with "
+               f"`submit workload apply {export_dir}/{plans[0].name}."
+               f"{'json' if fmt == 'json' else 'yaml'}`)", err=True)
 
 
 def print_dry_run(exp: ex.Experiment, plans: list[ex.TrialPlan], fmt: str) -> None:

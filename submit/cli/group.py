@@ -22,7 +22,7 @@ from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Format of --dry-run and --export.")
 @click.option("--export", "export_file", type=click.Path(dir_okay=False),
-              help="Also write the objects to FILE (for `submit workload apply`).")
+              help="Write the objects to FILE (for `submit workload apply`); apply nothing.")
 @click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
 @click.option("--after", metavar="WORKLOAD", help="Create it held until WORKLOAD has "
               "succeeded (see `submit workload release`).")
@@ -51,8 +51,11 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
     if export_file:
         Path(export_file).write_text(json.dumps(objs, indent=2) + "\n" if fmt == "json"
                                      else yaml.safe_dump_all(objs, sort_keys=False))
+        click.echo(f"wrote {export_file}; applied nothing (apply it with `submit workload "
+                   f"apply {export_file}`)", err=True)
     if dry_run:
         click.echo(json.dumps(objs if len(objs) > 1 else objs[0], indent=2) if fmt == "json"
                    else yaml.safe_dump_all(objs, sort_keys=False), nl=False)
+    if dry_run or export_file:
         return
     apply_objects(ctx, objs, replace)

@@ -206,6 +206,10 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     objs = _objects(ctx, click_ctx, kw, shape)
     if kw["export_file"]:
         Path(kw["export_file"]).write_text(dump_objects(objs, kw["fmt"]))
+        if not kw["dry_run"]:  # --export writes and runs nothing, as on every command
+            click.echo(f"wrote {kw['export_file']}; ran nothing (run it with `submit workload "
+                       f"run-local --from {kw['export_file']}`)", err=True)
+            return
     js, _ = lp.split_objects(objs, "--from")
     _check_fits(js, mounts, kw["max_processes"])
     run_dir = kw["run_dir"] or tempfile.mkdtemp(prefix=f"accelstack-{js['metadata']['name']}-")
