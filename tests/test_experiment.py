@@ -250,6 +250,8 @@ def test_dry_run_and_export_send_nothing(outputs: Path, server: FakeApiServer,
     assert r.exit_code == 0, r.output
     head, _, rest = r.output.partition("---\n")
     assert head.splitlines() == [
+        f"wrote 4 trials to {out}/; submitted nothing (apply one with `submit workload apply "
+        f"{out}/lr-sweep-0.yaml`)",
         "TRIAL       ENV.LR  ARGS           ENV.BATCH",
         "lr-sweep-0  1e-4    --model=small  64",
         "lr-sweep-1  1e-4    --model=large  32",
