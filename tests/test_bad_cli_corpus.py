@@ -161,6 +161,15 @@ CASES = [
          "{tmp}/latin1.env:2: not UTF-8 text"),
     Case("env-file-no-equals", _create("--env-file", "{tmp}/no-equals.env"), "--env-file",
          f"{{tmp}}/no-equals.env:3: not KEY=VALUE ({HIDDEN})"),
+    Case("env-file-yaml-style", _create("--env-file", "{tmp}/yaml.env"), "--env-file",
+         "{tmp}/yaml.env:2: HF_TOKEN is written `HF_TOKEN: ...` (YAML style); write "
+         "HF_TOKEN=VALUE (the value is not shown)"),
+    Case("env-file-yaml-style-with-equals", _create("--env-file", "{tmp}/yaml-eq.env"),
+         "--env-file", "{tmp}/yaml-eq.env:1: API_KEY is written `API_KEY: ...` (YAML style); "
+         "write API_KEY=VALUE (the value is not shown)"),
+    Case("env-file-yaml-style-empty", _create("--env-file", "{tmp}/yaml-empty.env"),
+         "--env-file", "{tmp}/yaml-empty.env:3: SEED is written `SEED: ...` (YAML style); "
+         "write SEED=VALUE (the value is not shown)"),
     Case("env-file-bare-name", _create("--env-file", "{tmp}/bare.env"), "--env-file",
          f"{{tmp}}/bare.env:2: not KEY=VALUE (write NAME= for an empty value; {HIDDEN})"),
     Case("env-file-unclosed-quote", _create("--env-file", "{tmp}/quote.env"), "--env-file",
@@ -319,6 +328,9 @@ def _files(tmp: Path) -> None:
     """The bad files the cases name."""
     (tmp / "binary.env").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00TOKEN=s3cr3t")
     (tmp / "latin1.env").write_bytes(b"A=1\nNAME=caf\xe9\n")
+    (tmp / "yaml.env").write_text("LR=0.1\nHF_TOKEN: hf_s3cr3tValue\n")
+    (tmp / "yaml-eq.env").write_text("export API_KEY: abc=s3cr3t\n")
+    (tmp / "yaml-empty.env").write_text("LR=0.1\n\nSEED:\n")
     (tmp / "no-equals.env").write_text("# settings\n\nghp_s3cr3tT0kenPastedAlone junk\n")
     (tmp / "bare.env").write_text("A=1\nghp_s3cr3tT0kenPastedAlone\n")
     (tmp / "quote.env").write_text("A=1\nAPI_KEY=\"s3cr3t-unclosed\nB=2\n")
