@@ -194,6 +194,7 @@ def _show(value: Any, present: bool) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="accelstack", prog_name="accelstack-preview")
 @click.argument("stacks", nargs=-1, metavar="[STACK]...")
 @click.option("--outputs", "outputs_file", type=click.Path(dir_okay=False, writable=True),
               help="Also write the stack outputs (JSON, secrets masked) to this file; with "
@@ -224,10 +225,13 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs = _evaluate(paths)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
-    for doc in docs if not quiet else []:
-        # The summary first; as YAML comments, so that stdout stays the YAML it was.
-        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
-        click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
+    try:
+        for doc in docs if not quiet else []:
+            # The summary first; as YAML comments, so that stdout stays the YAML it was.
+            click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
+            click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
+    except BrokenPipeError:
+        _reader_gone()
     if outputs_file:
         _write_outputs(docs[0], outputs_file)
     changed = [doc["stack"] for doc in docs
@@ -241,10 +245,26 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         sys.exit(EXIT_POLICY)
 
 
+def _reader_gone() -> None:
+    """The reader of stdout left (`accelstack-preview | head`): that is not an error, so
+    print no more and carry on (an --outputs file is still written), exiting as we would.
+    stdout goes to /dev/null so that the interpreter's last flush does not fail again
+    (https://docs.python.org/3/library/signal.html#note-on-sigpipe)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def _stack_paths(stacks: tuple[str, ...], project_dir: str | None,
                  outputs_file: str | None) -> tuple[Path, list[Path]]:
     """The project root and the stack files to evaluate, each checked to exist."""
     found = find_project(Path.cwd())
+    if project_dir is None and found is None and not (
+            stacks and all(Path(s).is_file() for s in stacks)):
+        raise click.UsageError(
+            f"no Pulumi.yaml in {Path.cwd()} or above it: run accelstack-preview inside the "
+            "accelstack project (the directory holding Pulumi.yaml, stacks/ and snapshots/), "
+            "pass --project-dir DIR, or name a stack file (path/to/Pulumi.<stack>.yaml)")
     root = Path(project_dir) if project_dir else (
         Path(os.path.relpath(found)) if found else Path("."))
     paths = [_stack_path(s, root) for s in stacks] or sorted(
