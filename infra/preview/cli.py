@@ -53,8 +53,8 @@ def _no_stack(path: Path, root: Path) -> str:
     return (f"{path}: no such stack file{hint} (stacks: {', '.join(names) or 'none'})")
 
 
-def summary(doc: dict[str, Any]) -> list[str]:
-    """The lines that open a stack's preview: resources by type, outputs, policy verdict."""
+def summary(doc: dict[str, Any], by_type: bool = True) -> list[str]:
+    """The lines that open a stack's preview: resources (by type), outputs, policy verdict."""
     from collections import Counter
 
     counts = Counter(r["type"] for r in doc["resources"])
@@ -68,7 +68,7 @@ def summary(doc: dict[str, Any]) -> list[str]:
     pools = ", ".join(f"{p.get('name')} ({p.get('accelerator')} x{p.get('sliceCount')}, "
                       f"{p.get('capacityMode')})" for p in contract.get("slicePools", []))
     lines = [f"stack {doc['stack']}: {sum(counts.values())} resources",
-             *(f"  {n:4d} {t}" for t, n in sorted(counts.items())),
+             *(f"  {n:4d} {t}" for t, n in sorted(counts.items()) if by_type),
              f"outputs: {', '.join(sorted(outputs)) or 'none'}"
              + (f"; pools: {pools}" if pools else ""),
              verdict]
@@ -206,6 +206,9 @@ def _show(value: Any, present: bool) -> str:
 @click.option("--update-snapshots", is_flag=True, help="Rewrite the snapshots.")
 @click.option("--policy", "run_policy", is_flag=True,
               help="Report policy findings; exit 3 if any is not waived.")
+@click.option("--summary", "summary_only", is_flag=True,
+              help="Print each stack's summary (resources, outputs, pools, policy verdict) "
+                   "instead of its desired state.")
 @click.option("--quiet", is_flag=True,
               help="Do not print the desired state (nor its summary).")
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
@@ -213,7 +216,8 @@ def _show(value: Any, present: bool) -> str:
                    "[default: the nearest directory at or above this one with a "
                    "Pulumi.yaml].")
 def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
-         check_snapshots: bool, update_snapshots: bool, run_policy: bool, quiet: bool,
+         check_snapshots: bool, update_snapshots: bool, run_policy: bool, summary_only: bool,
+         quiet: bool,
          project_dir: str | None) -> None:
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
@@ -227,6 +231,9 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     quiet = quiet or show_diff or check_snapshots or update_snapshots
     try:
         for doc in docs if not quiet else []:
+            if summary_only:
+                click.echo("\n".join(summary(doc, by_type=False)))
+                continue
             # The summary first; as YAML comments, so that stdout stays the YAML it was.
             click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
             click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
