@@ -114,15 +114,15 @@ BAD = [
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12}\nsweep:\n"
      "  env.LR: []\n", "x.yaml:4: sweep.env.LR: the axis is empty; give at least one value"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12}\nsweep:\n"
-     "  learning-rate: [1]\n", "x.yaml:4: sweep.learning-rate: unknown sweep key; give "
-     "env.NAME, args, config.KEY or one of: accelerator, image, command, pool, num-slices, "
+     "  learning-rate: [1]\n", "x.yaml:4: sweep.learning-rate: unknown sweep key (give "
+     "env.NAME, args, config.KEY, zip or one of: accelerator, image, command, pool, num-slices, "
      "num-nodes, env, priority, max-restarts, restart-on-exit-codes, ttl, "
      "termination-grace-period, shm-size, cpu, memory, namespace, queue, "
-     "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices"),
-    ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; allowed: name, "
-     "description, workload, sweep"),
+     "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices)"),
+    ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; did you mean workload? "
+     "(allowed: name, description, workload, sweep)"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12, gpus: 2}\n",
-     "x.yaml:2: workload.gpus: unknown option; allowed: " + ", ".join(ex.OPTIONS)),
+     "x.yaml:2: workload.gpus: unknown option (allowed: " + ", ".join(ex.OPTIONS) + ")"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12}\nsweep:\n  zip:\n"
      "    env.A: [1, 2]\n    env.B: [1]\n", "x.yaml:4: sweep.zip: zipped lists must have "
      "equal lengths (env.A: 2, env.B: 1)"),
