@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
+
 
 from submit import api
 from submit.render import spec as sp
 from submit.experiment import expand as ex
 from submit.cli.experiment_record import new_record, record_name
-from submit.cli.output import table
+from submit.cli.output import table, yaml_documents
 from submit.render.build import pick_pool
 from submit.render.spec import SpecError
 from submit.cli.context import Context, bad_input, kube_call
@@ -125,7 +125,7 @@ def export(plans: list[ex.TrialPlan], export_dir: str, fmt: str) -> None:
     Path(export_dir).mkdir(exist_ok=True)
     for p in plans:
         text = (json.dumps(p.objects, indent=2) + "\n" if fmt == "json"
-                else yaml.safe_dump_all(p.objects, sort_keys=False))
+                else yaml_documents(p.objects))
         (Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}").write_text(text)
     click.echo(f"wrote {len(plans)} trials to {export_dir}/; submitted nothing (apply one with "
                f"`submit workload apply {export_dir}/{plans[0].name}."
@@ -137,7 +137,7 @@ def print_dry_run(exp: ex.Experiment, plans: list[ex.TrialPlan], fmt: str) -> No
                      [(k.upper(), k) for k in exp.keys]), nl=False)
     objs = [o for p in plans for o in p.objects]
     click.echo(json.dumps(objs, indent=2) if fmt == "json"
-               else "---\n" + yaml.safe_dump_all(objs, sort_keys=False), nl=False)
+               else "---\n" + yaml_documents(objs), nl=False)
 
 
 def submit(ctx: Context, exp: ex.Experiment, plans: list[ex.TrialPlan],

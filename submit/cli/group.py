@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import click
-import yaml
+from submit.cli.output import yaml_documents
 
 from submit import api
 from submit.experiment import group as gr
@@ -50,12 +50,12 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
         objs = api.hold(objs, after)
     if export_file:
         Path(export_file).write_text(json.dumps(objs, indent=2) + "\n" if fmt == "json"
-                                     else yaml.safe_dump_all(objs, sort_keys=False))
+                                     else yaml_documents(objs))
         click.echo(f"wrote {export_file}; applied nothing (apply it with `submit workload "
                    f"apply {export_file}`)", err=True)
     if dry_run:
         click.echo(json.dumps(objs if len(objs) > 1 else objs[0], indent=2) if fmt == "json"
-                   else yaml.safe_dump_all(objs, sort_keys=False), nl=False)
+                   else yaml_documents(objs), nl=False)
     if dry_run or export_file:
         return
     apply_objects(ctx, objs, replace)

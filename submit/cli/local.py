@@ -28,7 +28,7 @@ from submit.local import plan as lp
 from submit.local import policy as pol
 from submit.local.errors import PlanError
 from submit.local.run import FreePorts, Runner, summary
-from submit.cli.output import dump_objects, unwrap
+from submit.cli.output import dump_objects, unwrap, yaml_text
 from submit.render.jobset import render
 from submit.render.build import build_spec
 from submit.render.spec import SpecError
@@ -227,7 +227,7 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     if kw["dry_run"]:
         data = first.to_dict()
         click.echo(json.dumps(data, indent=2) if kw["fmt"] == "json"
-                   else yaml.safe_dump(data, sort_keys=False), nl=kw["fmt"] == "json")
+                   else yaml_text(data), nl=kw["fmt"] == "json")
         return
     _announce(js, first, opts, kw["image_check"])
     plans = {0: first}
