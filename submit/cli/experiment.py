@@ -34,6 +34,7 @@ from submit.cli.experiment_record import (RECORD_LABEL, counts, load_record, rec
 from submit.cli.experiment_submit import Code, Output, Sweep
 from submit.cli.options import DURATION, namespace_option, stack_group_options, stack_options
 from submit.cli.output import emit, table
+from submit.cli.image_pin import resolve_image_option
 from submit.cli.context import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
 
 _FINISHED = ("Completed", "Failed", "Deleted")
@@ -72,10 +73,11 @@ def experiment(ctx: click.Context, stack: str | None, outputs_file: str | None,
 @click.option("--base-image", help="Image to add --script-dir to.")
 @click.option("--image-repository", envvar="ACCELSTACK_IMAGE_REPOSITORY", metavar="REPO",
               help="Push the --script-dir image here instead of the stack's repository.")
+@resolve_image_option
 @pass_ctx
 def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dry_run: bool,
            fmt: str, export_dir: str | None, script_dir: str | None, base_image: str | None,
-           image_repository: str | None) -> None:
+           image_repository: str | None, resolve_image: bool) -> None:
     """Expand FILE into trials, check every one, then submit them all."""
     sweep = Sweep(file, max_trials, max_running)
     out = Output(dry_run, fmt, export_dir)
@@ -85,6 +87,8 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
     if code.script_dir is not None:
         exp = create_steps.with_script_image(ctx, exp, code.script_dir, code, not out.dry_run)
     plans = create_steps.plan(exp, ctx)
+    if code.script_dir is None:  # (a built image is named by digest already)
+        create_steps.pin(exp, plans, resolve_image, offline_ok=out.dry_run or bool(out.export_dir))
     if out.export_dir:
         create_steps.export(plans, out.export_dir, out.fmt)
     if out.dry_run:

@@ -120,6 +120,18 @@ def with_script_image(ctx: Context, exp: ex.Experiment, script_dir: str, code: C
     return dataclasses.replace(exp, base={**exp.base, "image": image})
 
 
+def pin(exp: ex.Experiment, plans: list[ex.TrialPlan], enabled: bool, offline_ok: bool) -> None:
+    """Every trial's image by digest: the base's and the swept ones, each resolved once."""
+    from submit.cli.image_pin import resolve_all
+    from submit.render.jobset import pin_images
+
+    images = [exp.base.get("image"), *(v for t in exp.trials for k, v in t.params
+                                       if k == "image")]
+    pins = resolve_all(images, enabled=enabled, offline_ok=offline_ok)
+    for p in plans:
+        pin_images(p.objects, pins)
+
+
 def export(plans: list[ex.TrialPlan], export_dir: str, fmt: str) -> None:
     """One file per trial in --export DIR (for `submit workload apply`)."""
     Path(export_dir).mkdir(exist_ok=True)

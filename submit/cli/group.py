@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import click
+from submit.cli.image_pin import resolve_all, resolve_image_option
 from submit.cli.output import yaml_documents
+from submit.render.jobset import pin_images
 
 from submit import api
 from submit.experiment import group as gr
@@ -26,9 +28,10 @@ from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
 @click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
 @click.option("--after", metavar="WORKLOAD", help="Create it held until WORKLOAD has "
               "succeeded (see `submit workload release`).")
+@resolve_image_option
 @pass_ctx
 def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: str | None,
-                 replace: bool, after: str | None) -> None:
+                 replace: bool, after: str | None, resolve_image: bool) -> None:
     """Render a workload of several roles (one JobSet, gang-scheduled) and apply it."""
     with bad_input():
         if after is not None:
@@ -46,6 +49,8 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
         objs = gr.render_group(group, ctx.outputs)
     except gr.GroupError as e:
         raise click.BadParameter(e.message, param_hint="'FILE'") from None
+    pin_images(objs, resolve_all([r.options.get("image") for r in group.roles],
+                                 enabled=resolve_image, offline_ok=dry_run or bool(export_file)))
     if after is not None:
         objs = api.hold(objs, after)
     if export_file:

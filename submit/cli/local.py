@@ -38,7 +38,7 @@ from submit.cli.workload import create
 PROCESSES_PER_CORE = 4  # JAX/PyTorch CPU processes this machine runs at once, per core
 # Options about other workloads in the cluster, and create's stack options (run-local
 # has its own --stack and --outputs).
-_CREATE_ONLY = {"replace", "after", "stack_after", "outputs_after", "project_dir_after"}
+_CREATE_ONLY = {"replace", "after", "resolve_image", "stack_after", "outputs_after", "project_dir_after"}
 _SPEC_ARGS = set(inspect.signature(build_spec).parameters) - {"outputs"}
 _HELP = {
     "dry_run": "Print the plan (processes, argv, env); run nothing.",

@@ -68,7 +68,13 @@ def create(ctx: Context, /, **options: Any) -> None:
             image_repository=o.image_repository, accelerator=o.accelerator, pool=o.pool,
             push=not o.dry_run))
     with bad_input():
-        objs = wl.render(ctx.outputs)
+        objs = wl.render(ctx.outputs)  # every check first: bad input reaches no registry
+    if not o.builds_image:
+        from submit.cli.image_pin import resolve_all
+        from submit.render.jobset import pin_images
+
+        pin_images(objs, resolve_all([o.image], enabled=o.resolve_image,
+                                     offline_ok=o.dry_run or bool(o.export_file)))
     if o.after is not None:
         from submit import api
 
