@@ -211,6 +211,22 @@ def test_create_describe_wait_delete(outputs: Path, server: FakeApiServer) -> No
                                "Max running:  3\n")
     assert "Trials:       4 (1 Held, 1 Pending, 1 Completed, 1 Failed)\n" in r.output
     assert ("lr-sweep-1  Failed     NotQueued  1e-4    --model=large  32\n") in r.output
+    r = run(outputs, "describe", "lr-sweep", "-o", "json")  # the documented shape, pinned
+    data = json.loads(r.stdout)
+    assert {k: v for k, v in data.items() if k != "trials"} == {
+        "name": "lr-sweep", "description": "learning rate x model size",
+        "namespace": "training", "file": "lr_sweep.yaml", "maxRunning": 3,
+        "keys": ["env.LR", "args", "env.BATCH"],
+        "counts": {"Held": 1, "Pending": 1, "Completed": 1, "Failed": 1}}
+    assert [(t["trial"], t["state"], t["parameters"]) for t in data["trials"]] == [
+        ("lr-sweep-0", "Completed", {"env.LR": "1e-4", "args": "--model=small",
+                                     "env.BATCH": 64}),
+        ("lr-sweep-1", "Failed", {"env.LR": "1e-4", "args": "--model=large", "env.BATCH": 32}),
+        ("lr-sweep-2", "Pending", {"env.LR": "3e-4", "args": "--model=small", "env.BATCH": 64}),
+        ("lr-sweep-3", "Held", {"env.LR": "3e-4", "args": "--model=large", "env.BATCH": 32})]
+    assert set(data["trials"][1]) == {"trial", "state", "admission", "restarts", "message",
+                                      "parameters"}
+    assert yaml.safe_load(run(outputs, "describe", "lr-sweep", "-o", "yaml").stdout) == data
 
     # wait releases the held trial (two slots are free), then sees all done: one failed.
     r = run(outputs, "wait", "lr-sweep", "--timeout", "0", "--interval", "0.01")

@@ -127,8 +127,13 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
 @stack_options
 @click.argument("name")
 @namespace_option
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
+              default="table", show_default=True,
+              help="Output format: the text, or the same as data: name, description, "
+                   "namespace, file, maxRunning, keys, counts {state: n}, trials [{trial, "
+                   "state, admission, restarts, message, parameters}].")
 @pass_ctx
-def describe(ctx: Context, name: str, namespace: str | None) -> None:
+def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table") -> None:
     """Progress (counts by state) and every trial's state with its parameters."""
     with bad_input():
         sp.check_workload_name(name)
@@ -136,6 +141,18 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
     ns = namespace or ctx.outputs.workload_namespace
     record = load_record(ctx, name, ns)
     rows = trial_states(ctx, name, ns, record)
+    if fmt != "table":
+        by_state: dict[str, int] = {}
+        for r in rows:
+            by_state[r["state"]] = by_state.get(r["state"], 0) + 1
+        emit({"name": name, "description": record.get("description") or "", "namespace": ns,
+              "file": record.get("file"), "maxRunning": record.get("maxRunning"),
+              "keys": list(record.get("keys", [])), "counts": by_state,
+              "trials": [{"trial": r["trial"], "state": r["state"],
+                          "admission": r["admission"], "restarts": r.get("restarts"),
+                          "message": r.get("message") or None,
+                          "parameters": r["parameters"]} for r in rows]}, fmt)
+        return
     click.echo(f"Experiment:   {name}")
     if record.get("description"):
         click.echo(f"Description:  {record['description']}")
