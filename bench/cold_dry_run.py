@@ -1,5 +1,5 @@
 """Cold `submit workload create --dry-run` for a TPU multislice workload: process start to
-YAML out. Target: median <= 150 ms, and within 1.6x of a bare `import click, yaml` measured
+YAML out. Target: median <= 150 ms, and within 1.3x of a bare `import click, yaml` measured
 in the same run (the floor any Click + PyYAML tool pays; `python -c pass` is reported too).
 Also checks that the render path loads no pulumi, no Kubernetes client and no subprocess.
 
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import outputs_file  # noqa: E402
 
 TARGET_MS = 150.0
-TARGET_RATIO = 1.6  # to `python -c "import click, yaml"`
+TARGET_RATIO = 1.3  # to `python -c "import click, yaml"` (the figure the README states)
 
 
 def _median_ms(cmd: list[str], runs: int, env: dict[str, str]) -> float:
@@ -42,7 +42,9 @@ def main() -> int:
     cmd = [exe, "workload", "--outputs", str(outputs), "create", "--workload", "bench",
            "--accelerator", "v5litepod-16", "--num-slices", "2",
            "--image", "us-docker.pkg.dev/p/r/maxtext:1", "--command", "python3 train.py",
-           "--env", "A=1", "--priority", "high", "--max-restarts", "3", "--dry-run"]
+           "--env", "A=1", "--priority", "high", "--max-restarts", "3", "--dry-run",
+           # the render path alone: resolving the tag is a registry round trip
+           "--no-resolve-image"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
     subprocess.run(cmd, check=True, capture_output=True, env=env)  # warm the bytecode cache
     times = []

@@ -28,16 +28,15 @@ def resolve_all(images: Iterable[str | None], *, enabled: bool, offline_ok: bool
                 option: str = "--image") -> dict[str, str]:
     """Each distinct image given by tag -> the reference to run (by digest, or the tag when
     ``offline_ok`` and the registry cannot answer). Raises Click exceptions."""
-    if not enabled:
+    tags = [i for i in dict.fromkeys(images) if i is not None and "@" not in i]
+    if not enabled or not tags:
         return {}
-    from submit.bundle.registry import RegistryError  # late: only this needs HTTP
+    from submit.bundle.registry import RegistryError  # late: only a tag needs HTTP
     from submit.bundle.resolve import TagNotFound, resolve
 
     registries: dict[str, Any] = {}
     pins: dict[str, str] = {}
-    for image in images:
-        if image is None or "@" in image or image in pins:
-            continue
+    for image in tags:
         try:
             pins[image] = resolve(image, registries=registries)
         except TagNotFound as e:

@@ -10,7 +10,6 @@ Pure: no Click, no Kubernetes client, no pulumi.
 
 from __future__ import annotations
 
-import difflib
 from typing import Sequence
 
 from infra.catalog import pod_resources
@@ -209,6 +208,8 @@ def _priority(outputs: StackOutputs, priority: str | None) -> str:
         priority = DEFAULT_PRIORITY if DEFAULT_PRIORITY in outputs.priority_classes else NONE
     if priority != NONE and priority not in outputs.priority_classes:
         allowed = f"{', '.join(outputs.priority_classes)}, or '{NONE}'"
+        import difflib  # late: only this error needs it
+
         close = difflib.get_close_matches(priority, outputs.priority_classes, n=1, cutoff=0.6)
         raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
                         + (f"did you mean {close[0]}? (allowed: {allowed})" if close
