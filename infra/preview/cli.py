@@ -267,7 +267,8 @@ def _stack_paths(stacks: tuple[str, ...], project_dir: str | None,
     """The project root and the stack files to evaluate, each checked to exist."""
     found = find_project(Path.cwd())
     if project_dir is None and found is None and not (
-            stacks and all(Path(s).is_file() for s in stacks)):
+            stacks and all(Path(s).is_file() for s in stacks)) \
+            and not any(STACKS_DIR.glob("Pulumi.*.yaml")):
         raise click.UsageError(
             f"no Pulumi.yaml in {Path.cwd()} or above it: run accelstack-preview inside the "
             "accelstack project (the directory holding Pulumi.yaml, stacks/ and snapshots/), "
