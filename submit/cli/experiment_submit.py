@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-
 from submit import api
 from submit.render import spec as sp
 from submit.experiment import expand as ex

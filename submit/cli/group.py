@@ -7,15 +7,15 @@ import json
 from pathlib import Path
 
 import click
-from submit.cli.image_pin import resolve_all, resolve_image_option
-from submit.cli.output import yaml_documents
-from submit.render.jobset import pin_images
 
 from submit import api
+from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
+from submit.cli.image_pin import resolve_all, resolve_image_option
+from submit.cli.output import yaml_documents
 from submit.experiment import group as gr
 from submit.render import spec as sp
+from submit.render.jobset import pin_images
 from submit.render.spec import SpecError
-from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
 
 
 @click.command("create-group")

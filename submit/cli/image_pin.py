@@ -10,11 +10,10 @@ not have is a bad --image (exit 2) either way.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Iterable
 
 import click
 
-F = TypeVar("F", bound=Callable[..., Any])
 ENV = "ACCELSTACK_RESOLVE_IMAGE"
 
 resolve_image_option = click.option(
