@@ -24,6 +24,14 @@ MINIMAL: dict[str, Any] = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _tags_stay_tags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite's workloads name public images by tag (python:3.12 ...): submit them as
+    given, so that no test reaches Docker Hub or Artifact Registry. tests/test_image_resolve.py
+    turns resolution back on against a registry on loopback."""
+    monkeypatch.setenv("ACCELSTACK_RESOLVE_IMAGE", "0")
+
+
 @pytest.fixture
 def raw() -> dict[str, Any]:
     """A fresh copy of a minimal valid config (keys without the accelstack: prefix)."""

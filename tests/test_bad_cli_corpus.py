@@ -161,6 +161,15 @@ CASES = [
          "{tmp}/latin1.env:2: not UTF-8 text"),
     Case("env-file-no-equals", _create("--env-file", "{tmp}/no-equals.env"), "--env-file",
          f"{{tmp}}/no-equals.env:3: not KEY=VALUE ({HIDDEN})"),
+    Case("env-file-yaml-style", _create("--env-file", "{tmp}/yaml.env"), "--env-file",
+         "{tmp}/yaml.env:2: HF_TOKEN is written `HF_TOKEN: ...` (YAML style); write "
+         "HF_TOKEN=VALUE (the value is not shown)"),
+    Case("env-file-yaml-style-with-equals", _create("--env-file", "{tmp}/yaml-eq.env"),
+         "--env-file", "{tmp}/yaml-eq.env:1: API_KEY is written `API_KEY: ...` (YAML style); "
+         "write API_KEY=VALUE (the value is not shown)"),
+    Case("env-file-yaml-style-empty", _create("--env-file", "{tmp}/yaml-empty.env"),
+         "--env-file", "{tmp}/yaml-empty.env:3: SEED is written `SEED: ...` (YAML style); "
+         "write SEED=VALUE (the value is not shown)"),
     Case("env-file-bare-name", _create("--env-file", "{tmp}/bare.env"), "--env-file",
          f"{{tmp}}/bare.env:2: not KEY=VALUE (write NAME= for an empty value; {HIDDEN})"),
     Case("env-file-unclosed-quote", _create("--env-file", "{tmp}/quote.env"), "--env-file",
@@ -295,11 +304,12 @@ CASES += [
          "{tmp}/exp-empty.yaml:4: sweep.env.LR: the axis is empty; give at least one value",
          group=EXPERIMENT),
     Case("experiment-unknown-key", ["create", "{tmp}/exp-unknown.yaml"], "FILE",
-         "{tmp}/exp-unknown.yaml:4: workload.gpu: unknown option; allowed: accelerator, "
+         "{tmp}/exp-unknown.yaml:4: workload.gpu: unknown option; did you mean cpu? (allowed: "
+         "accelerator, "
          "image, command, pool, num-slices, num-nodes, env, env-file, secret-env, priority, "
          "max-restarts, restart-on-exit-codes, ttl, termination-grace-period, config-file, "
          "shm-size, cpu, memory, namespace, queue, mount-service-account-token, "
-         "add-capability, mount, pathways, headless, elastic-slices", group=EXPERIMENT),
+         "add-capability, mount, pathways, headless, elastic-slices)", group=EXPERIMENT),
     Case("experiment-trial-over-the-pool", ["create", "{tmp}/exp-slices.yaml"], "FILE",
          "{tmp}/exp-slices.yaml:4: trial 1 (num-slices=3): --num-slices: 3 is more than the 2 "
          "v5litepod-16 slices pool v5litepod-16 has", STACK, group=EXPERIMENT),
@@ -319,6 +329,9 @@ def _files(tmp: Path) -> None:
     """The bad files the cases name."""
     (tmp / "binary.env").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00TOKEN=s3cr3t")
     (tmp / "latin1.env").write_bytes(b"A=1\nNAME=caf\xe9\n")
+    (tmp / "yaml.env").write_text("LR=0.1\nHF_TOKEN: hf_s3cr3tValue\n")
+    (tmp / "yaml-eq.env").write_text("export API_KEY: abc=s3cr3t\n")
+    (tmp / "yaml-empty.env").write_text("LR=0.1\n\nSEED:\n")
     (tmp / "no-equals.env").write_text("# settings\n\nghp_s3cr3tT0kenPastedAlone junk\n")
     (tmp / "bare.env").write_text("A=1\nghp_s3cr3tT0kenPastedAlone\n")
     (tmp / "quote.env").write_text("A=1\nAPI_KEY=\"s3cr3t-unclosed\nB=2\n")

@@ -326,6 +326,24 @@ def test_one_bad_accelerator_is_one_error(tmp_path: Path, no_build: list[Any]) -
         "v5litepod-64 or v5litepod-128?"]
 
 
+@pytest.mark.parametrize("sub,message", [
+    ({7: "    - accelerator: v5litepod-99"}, "7: slices[0].accelerator: 'v5litepod-99' is not "
+     "a TPU v5e slice; did you mean v5litepod-64 or v5litepod-128?"),
+    ({7: "    - {accelerator: v5litepod-16, count: 1, capacity: {mode: spto}}", 8: ""},
+     "7: slices[0].capacity.mode: 'spto' is not a capacity mode; did you mean spot? (allowed: "
+     "on-demand, spot, reservation, flex-start, queued)"),
+])
+def test_a_bad_pool_is_one_error_with_an_image_cache(tmp_path: Path, no_build: list[Any],
+                                                     sub: dict[int, str], message: str) -> None:
+    # The image cache without slicePools goes on every accelerator pool: with the only pool
+    # unparsed it selects none, which is the pool's error, not a second one (issue 26).
+    text = stack("  accelstack:imageCache:", "    - gcr.io/p/i:1", "    - {image: 'gcr.io/p/j:1'}",
+                 sub=sub)
+    result, path = _run(tmp_path, text)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"{path}:{message}"]
+
+
 def test_every_problem_gets_a_line(tmp_path: Path, no_build: list[Any]) -> None:
     text = stack("  deletionProtection: false", "  accelstack:zones: [us-central1-b]")
     result, path = _run(tmp_path, text)

@@ -813,6 +813,11 @@ def test_list_empty(outputs: Path, server: FakeApiServer) -> None:
 
 
 def test_describe(outputs: Path, server: FakeApiServer) -> None:
+    _describe_state(server)
+    _test_describe_text(outputs, server)
+
+
+def _describe_state(server: FakeApiServer) -> None:
     st = server.state
     st.jobsets[(NS, "w1")] = jobset("w1", active=1, conditions=[
         cond("Suspended", "False", "ResumeJobs", "jobset is resumed")])
@@ -840,6 +845,9 @@ def test_describe(outputs: Path, server: FakeApiServer) -> None:
          "message": "Created job w2-slice-0",
          "involvedObject": {"kind": "JobSet", "name": "w2"}},
     ]
+
+
+def _test_describe_text(outputs: Path, server: FakeApiServer) -> None:
     result = run(outputs, "describe", "w1")
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
@@ -881,6 +889,49 @@ def test_describe(outputs: Path, server: FakeApiServer) -> None:
         ("/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/training/localqueues/main/"
          "pendingworkloads", {}),
     ]
+
+
+def test_describe_as_data(outputs: Path, server: FakeApiServer) -> None:
+    # The documented shape (submit/state/describe_data.py), pinned: fields are only added.
+    _describe_state(server)
+    events = server.state.events[NS]
+    result = run(outputs, "describe", "w1", "-o", "json")
+    assert (result.exit_code, result.stderr) == (0, "")
+    data = json.loads(result.stdout)
+    assert data == {
+        "name": "w1", "namespace": "training", "accelerator": "v5litepod-16",
+        "pool": "v5litepod-16", "queue": "main", "priority": "high", "state": "Running",
+        "restarts": 0, "admission": "Admitted",
+        "kueueConditions": [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+             "message": "Quota reserved in ClusterQueue cluster-queue"},
+            {"type": "Admitted", "status": "True", "reason": "Admitted",
+             "message": "The workload is admitted"}],
+        "jobsetConditions": [],
+        "pods": [
+            {"slice": 0, "worker": 0, "name": "w1-slice-0-0-aa", "phase": "Running",
+             "node": "gke-v5e-0-a", "unschedulable": None},
+            {"slice": 0, "worker": 1, "name": "w1-slice-0-1-aa", "phase": "Running",
+             "node": "gke-v5e-0-b", "unschedulable": None},
+            {"slice": 1, "worker": 0, "name": "w1-slice-1-0-zz", "phase": "Pending",
+             "node": "", "unschedulable": "Unschedulable: 0/6 nodes are available"}],
+        "events": [
+            {"time": _iso(events[1]["lastTimestamp"]), "type": "Normal", "reason": "SuccessfulCreate",
+             "kind": "JobSet", "message": "Created job w1-slice-0"},
+            {"time": _iso(events[0]["lastTimestamp"]), "type": "Normal", "reason": "Admitted",
+             "kind": "Workload",
+             "message": "Admitted by ClusterQueue cluster-queue"}],
+        "admissionChecks": [], "queuePosition": None, "queuePositionKnown": False,
+        "schedulingEvents": [], "verdict": "admitted: pods are starting or running"}
+    as_yaml = run(outputs, "describe", "w1", "-o", "yaml")
+    assert yaml.safe_load(as_yaml.stdout) == data
+
+
+def _iso(stamp_: str) -> str:
+    """A timestamp as the Kubernetes client hands it back (RFC 3339, offset +00:00)."""
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(stamp_.replace("Z", "+00:00")).isoformat()
 
 
 def test_describe_missing(outputs: Path, server: FakeApiServer) -> None:

@@ -310,3 +310,14 @@ def test_a_signal_while_preparing_stops_before_up(fake: FakeAutoPulumi, proj: Pa
     assert pl.exit_code(outcome) == 130
     assert not any(c[0] == "up" for c in fake.commands())
     assert fake.stacks == []
+
+
+def test_an_image_tag_is_resolved_before_anything_is_made(fake: FakeAutoPulumi,
+                                                          proj: Path) -> None:
+    # Every worker runs the same bytes: the tag becomes a digest before `up`, and a registry
+    # that cannot answer stops the run while it has made nothing (nothing listens on :1).
+    argv = run_argv(proj) + ["--image", "127.0.0.1:1/trainer:v1", "--resolve-image"]
+    code, err = _run(*argv)
+    assert code == 1, err
+    assert "cannot resolve --image 127.0.0.1:1/trainer:v1 to a digest" in err, err
+    assert fake.calls == []

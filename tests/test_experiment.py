@@ -114,15 +114,15 @@ BAD = [
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12}\nsweep:\n"
      "  env.LR: []\n", "x.yaml:4: sweep.env.LR: the axis is empty; give at least one value"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12}\nsweep:\n"
-     "  learning-rate: [1]\n", "x.yaml:4: sweep.learning-rate: unknown sweep key; give "
-     "env.NAME, args, config.KEY or one of: accelerator, image, command, pool, num-slices, "
+     "  learning-rate: [1]\n", "x.yaml:4: sweep.learning-rate: unknown sweep key (give "
+     "env.NAME, args, config.KEY, zip or one of: accelerator, image, command, pool, num-slices, "
      "num-nodes, env, priority, max-restarts, restart-on-exit-codes, ttl, "
      "termination-grace-period, shm-size, cpu, memory, namespace, queue, "
-     "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices"),
-    ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; allowed: name, "
-     "description, workload, sweep"),
+     "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices)"),
+    ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; did you mean workload? "
+     "(allowed: name, description, workload, sweep)"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12, gpus: 2}\n",
-     "x.yaml:2: workload.gpus: unknown option; allowed: " + ", ".join(ex.OPTIONS)),
+     "x.yaml:2: workload.gpus: unknown option (allowed: " + ", ".join(ex.OPTIONS) + ")"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12}\nsweep:\n  zip:\n"
      "    env.A: [1, 2]\n    env.B: [1]\n", "x.yaml:4: sweep.zip: zipped lists must have "
      "equal lengths (env.A: 2, env.B: 1)"),
@@ -211,6 +211,22 @@ def test_create_describe_wait_delete(outputs: Path, server: FakeApiServer) -> No
                                "Max running:  3\n")
     assert "Trials:       4 (1 Held, 1 Pending, 1 Completed, 1 Failed)\n" in r.output
     assert ("lr-sweep-1  Failed     NotQueued  1e-4    --model=large  32\n") in r.output
+    r = run(outputs, "describe", "lr-sweep", "-o", "json")  # the documented shape, pinned
+    data = json.loads(r.stdout)
+    assert {k: v for k, v in data.items() if k != "trials"} == {
+        "name": "lr-sweep", "description": "learning rate x model size",
+        "namespace": "training", "file": "lr_sweep.yaml", "maxRunning": 3,
+        "keys": ["env.LR", "args", "env.BATCH"],
+        "counts": {"Held": 1, "Pending": 1, "Completed": 1, "Failed": 1}}
+    assert [(t["trial"], t["state"], t["parameters"]) for t in data["trials"]] == [
+        ("lr-sweep-0", "Completed", {"env.LR": "1e-4", "args": "--model=small",
+                                     "env.BATCH": 64}),
+        ("lr-sweep-1", "Failed", {"env.LR": "1e-4", "args": "--model=large", "env.BATCH": 32}),
+        ("lr-sweep-2", "Pending", {"env.LR": "3e-4", "args": "--model=small", "env.BATCH": 64}),
+        ("lr-sweep-3", "Held", {"env.LR": "3e-4", "args": "--model=large", "env.BATCH": 32})]
+    assert set(data["trials"][1]) == {"trial", "state", "admission", "restarts", "message",
+                                      "parameters"}
+    assert yaml.safe_load(run(outputs, "describe", "lr-sweep", "-o", "yaml").stdout) == data
 
     # wait releases the held trial (two slots are free), then sees all done: one failed.
     r = run(outputs, "wait", "lr-sweep", "--timeout", "0", "--interval", "0.01")
@@ -250,6 +266,8 @@ def test_dry_run_and_export_send_nothing(outputs: Path, server: FakeApiServer,
     assert r.exit_code == 0, r.output
     head, _, rest = r.output.partition("---\n")
     assert head.splitlines() == [
+        f"wrote 4 trials to {out}/; submitted nothing (apply one with `submit workload apply "
+        f"{out}/lr-sweep-0.yaml`)",
         "TRIAL       ENV.LR  ARGS           ENV.BATCH",
         "lr-sweep-0  1e-4    --model=small  64",
         "lr-sweep-1  1e-4    --model=large  32",

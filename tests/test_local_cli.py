@@ -54,9 +54,10 @@ def error(option: str, message: str) -> str:
 def test_takes_every_create_option_but_replace_and_after() -> None:
     mine = {p.name for p in run_local.params}
     theirs = {p.name for p in create.params}
-    # about other workloads; run-local has its own --stack and --outputs
+    # about other workloads; run-local has its own --stack and --outputs; the image is not
+    # used, so there is nothing to resolve
     assert theirs - mine == {"replace", "after", "stack_after", "outputs_after",
-                             "project_dir_after"}
+                             "project_dir_after", "resolve_image"}
     assert {"from_file", "scale_down", "local_mount", "image_check", "stack",
             "outputs_file"} <= mine
 

@@ -3,8 +3,12 @@ summary that opens its output, and --outputs written where told."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,10 +69,44 @@ def test_a_typo_gets_the_nearest_stack(project: Path, monkeypatch: pytest.Monkey
         "did you mean v5e-spot? (stacks: v5e-spot)")
 
 
-def test_outside_a_project_it_says_how(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("args", [[], ["v5e-spot"]], ids=["every-stack", "one-stack"])
+def test_outside_a_project_it_says_how(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       args: list[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(preview.main, [])
+    result = CliRunner().invoke(preview.main, args)
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == (
-        "Error: no stack files in stacks/ (run inside the project, pass --project-dir, or "
-        "name a Pulumi.<stack>.yaml file)")
+        f"Error: no Pulumi.yaml in {tmp_path} or above it: run accelstack-preview inside the "
+        "accelstack project (the directory holding Pulumi.yaml, stacks/ and snapshots/), pass "
+        "--project-dir DIR, or name a stack file (path/to/Pulumi.<stack>.yaml)")
+
+
+def test_a_stack_file_outside_a_project_is_enough(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(ROOT / "stacks" / "Pulumi.v5e-spot.yaml", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(preview.main, ["Pulumi.v5e-spot.yaml", "--quiet"])
+    assert result.exit_code == 0, result.output
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(preview.main, ["--version"])
+    assert (result.exit_code, result.stdout) == (
+        0, f"accelstack-preview, version {importlib.metadata.version('accelstack')}\n")
+
+
+def test_a_closed_pipe_is_not_an_error(project: Path, tmp_path: Path) -> None:
+    # `accelstack-preview | head -1`: the reader leaves early; exit 0, nothing on stderr,
+    # and what else was asked (--outputs) is still done.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        r = subprocess.run([sys.executable, "-c", "from infra.preview import main; main()",
+                            "v5e-spot", "--outputs", str(tmp_path / "o.json")],
+                           stdout=write, stderr=subprocess.PIPE, text=True, cwd=project,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        os.close(write)
+    assert (r.returncode, r.stderr) == (0, "wrote " + str(tmp_path / "o.json") +
+                                        " (the stack's outputs; keep it out of git)\n")
+    assert json.loads((tmp_path / "o.json").read_text())["accelstack"]["kubeconfig"] == "[secret]"

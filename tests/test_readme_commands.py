@@ -55,6 +55,7 @@ NOT_HERE = {
                                               "bench/, never in timed tests)",
     ".venv/bin/python bench/sweep.py": "a timing benchmark",
     ".venv/bin/python bench/classes.py": "a timing benchmark",
+    ".venv/bin/python bench/sweep_dry_run.py": "a timing benchmark",
 }
 
 

@@ -12,7 +12,6 @@ Part of the catalog (``infra.catalog.tables`` reads it); pure data, no pulumi.
 
 from __future__ import annotations
 
-import difflib
 import re
 
 _POW2_TO_32 = (2, 4, 8, 16, 32)
@@ -67,6 +66,8 @@ def problem(machine_type: str) -> str | None:
         return (f"{machine_type!r} is not a machine type: {series_shape} comes with "
                 f"{', '.join(str(s) for s in sizes)} vCPUs; did you mean {hint}?")
     names = [f"{k}-{v}" for k, sizes in VCPUS.items() for v in sizes]
+    import difflib  # late: only this error needs it
+
     close = difflib.get_close_matches(machine_type, names, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]}?" if close else ""
     return (f"{machine_type!r} is not a predefined machine type{hint} (series known: "

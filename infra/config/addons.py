@@ -225,7 +225,9 @@ def parse_image_cache(r: Reader, value: Any, slice_pools: Sequence[SlicePool],
                 r.fail(f"{ipath}.slicePools[{j}]", f"{show(p)} is not an accelerator slice pool "
                        f"of this stack{did_you_mean(str(p), accel_pools)} "
                        f"(pools: {one_of(accel_pools) or 'none'})")
-        if not pools:
+        if not pools and not ("slicePools" not in raw and unresolved):
+            # (Without slicePools the image goes on every accelerator pool; when pools did
+            # not parse, that is why there are none, and their own errors say so.)
             r.fail(f"{ipath}.slicePools", "selects no slice pool; the stack has no accelerator "
                    "pools to cache images on" if not accel_pools else "is empty")
         out.append(CachedImage(name, image, tuple(pools)))

@@ -140,10 +140,10 @@ def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
     for i, item in enumerate(items):
         pool = _slice(r, item, f"slices[{i}]", list(zones), version)
         if pool is None:
-            if isinstance(item, Mapping):
-                name = item.get("name", item.get("accelerator"))
-                if isinstance(name, str):
-                    unresolved.add(name)
+            name = item.get("name", item.get("accelerator")) if isinstance(item, Mapping) \
+                else None
+            # a slice without a usable name still counts as one that did not parse
+            unresolved.add(name if isinstance(name, str) else f"slices[{i}]")
             continue
         pools.append(pool)
         clash = False

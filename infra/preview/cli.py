@@ -53,8 +53,8 @@ def _no_stack(path: Path, root: Path) -> str:
     return (f"{path}: no such stack file{hint} (stacks: {', '.join(names) or 'none'})")
 
 
-def summary(doc: dict[str, Any]) -> list[str]:
-    """The lines that open a stack's preview: resources by type, outputs, policy verdict."""
+def summary(doc: dict[str, Any], by_type: bool = True) -> list[str]:
+    """The lines that open a stack's preview: resources (by type), outputs, policy verdict."""
     from collections import Counter
 
     counts = Counter(r["type"] for r in doc["resources"])
@@ -68,7 +68,7 @@ def summary(doc: dict[str, Any]) -> list[str]:
     pools = ", ".join(f"{p.get('name')} ({p.get('accelerator')} x{p.get('sliceCount')}, "
                       f"{p.get('capacityMode')})" for p in contract.get("slicePools", []))
     lines = [f"stack {doc['stack']}: {sum(counts.values())} resources",
-             *(f"  {n:4d} {t}" for t, n in sorted(counts.items())),
+             *(f"  {n:4d} {t}" for t, n in sorted(counts.items()) if by_type),
              f"outputs: {', '.join(sorted(outputs)) or 'none'}"
              + (f"; pools: {pools}" if pools else ""),
              verdict]
@@ -200,6 +200,7 @@ def _show(value: Any, present: bool) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="accelstack", prog_name="accelstack-preview")
 @click.argument("stacks", nargs=-1, metavar="[STACK]...")
 @click.option("--outputs", "outputs_file", type=click.Path(dir_okay=False, writable=True),
               help="Also write the stack outputs (JSON, secrets masked) to this file; with "
@@ -211,6 +212,9 @@ def _show(value: Any, present: bool) -> str:
 @click.option("--update-snapshots", is_flag=True, help="Rewrite the snapshots.")
 @click.option("--policy", "run_policy", is_flag=True,
               help="Report policy findings; exit 3 if any is not waived.")
+@click.option("--summary", "summary_only", is_flag=True,
+              help="Print each stack's summary (resources, outputs, pools, policy verdict) "
+                   "instead of its desired state.")
 @click.option("--quiet", is_flag=True,
               help="Do not print the desired state (nor its summary).")
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
@@ -218,7 +222,8 @@ def _show(value: Any, present: bool) -> str:
                    "[default: the nearest directory at or above this one with a "
                    "Pulumi.yaml].")
 def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
-         check_snapshots: bool, update_snapshots: bool, run_policy: bool, quiet: bool,
+         check_snapshots: bool, update_snapshots: bool, run_policy: bool, summary_only: bool,
+         quiet: bool,
          project_dir: str | None) -> None:
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
@@ -233,10 +238,16 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         for warning in doc.get("warnings", []):
             click.echo(f"{doc['stack']}: warning: {warning}", err=True)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
-    for doc in docs if not quiet else []:
-        # The summary first; as YAML comments, so that stdout stays the YAML it was.
-        click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
-        click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
+    try:
+        for doc in docs if not quiet else []:
+            if summary_only:
+                click.echo("\n".join(summary(doc, by_type=False)))
+                continue
+            # The summary first; as YAML comments, so that stdout stays the YAML it was.
+            click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
+            click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
+    except BrokenPipeError:
+        _reader_gone()
     if outputs_file:
         _write_outputs(docs[0], outputs_file)
     changed = [doc["stack"] for doc in docs
@@ -250,10 +261,27 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         sys.exit(EXIT_POLICY)
 
 
+def _reader_gone() -> None:
+    """The reader of stdout left (`accelstack-preview | head`): that is not an error, so
+    print no more and carry on (an --outputs file is still written), exiting as we would.
+    stdout goes to /dev/null so that the interpreter's last flush does not fail again
+    (https://docs.python.org/3/library/signal.html#note-on-sigpipe)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def _stack_paths(stacks: tuple[str, ...], project_dir: str | None,
                  outputs_file: str | None) -> tuple[Path, list[Path]]:
     """The project root and the stack files to evaluate, each checked to exist."""
     found = find_project(Path.cwd())
+    if project_dir is None and found is None and not (
+            stacks and all(Path(s).is_file() for s in stacks)) \
+            and not any(STACKS_DIR.glob("Pulumi.*.yaml")):
+        raise click.UsageError(
+            f"no Pulumi.yaml in {Path.cwd()} or above it: run accelstack-preview inside the "
+            "accelstack project (the directory holding Pulumi.yaml, stacks/ and snapshots/), "
+            "pass --project-dir DIR, or name a stack file (path/to/Pulumi.<stack>.yaml)")
     root = Path(project_dir) if project_dir else (
         Path(os.path.relpath(found)) if found else Path("."))
     paths = [_stack_path(s, root) for s in stacks] or sorted(

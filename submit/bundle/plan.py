@@ -165,9 +165,13 @@ class _GitIgnores:
 
     def load(self, root: Path, rel_dir: str) -> None:
         path = root / rel_dir / ".gitignore" if rel_dir else root / ".gitignore"
-        if path.is_file():
-            lines = path.read_text(errors="replace").splitlines()
-            self.specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines)
+        try:
+            text = path.read_text(errors="replace")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return
+        except OSError as e:  # an unreadable directory or .gitignore: one line, no traceback
+            raise BundleError(f"cannot read {path}: {e.strerror or e}") from None
+        self.specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         parts = rel.split("/")
@@ -203,9 +207,14 @@ def collect(root: Path) -> list[Entry]:
         raise BundleError(f"{root} is not a directory")
     docker: _DockerIgnore | None = None
     for name in IGNORE_FILES:
-        if (root / name).is_file():
-            docker = _DockerIgnore((root / name).read_text(errors="replace").splitlines())
-            break
+        try:
+            text = (root / name).read_text(errors="replace")
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+        except OSError as e:
+            raise BundleError(f"cannot read {root / name}: {e.strerror or e}") from None
+        docker = _DockerIgnore(text.splitlines())
+        break
     git = _GitIgnores()
     entries: list[Entry] = []
 
@@ -214,18 +223,23 @@ def collect(root: Path) -> list[Entry]:
                 or (docker is not None and docker.ignored(rel)))
 
     def walk(rel_dir: str) -> None:
-        git.load(root, rel_dir)
         here = root / rel_dir if rel_dir else root
-        try:
+        try:  # the directory first: an unreadable one is named, not its .gitignore
             names = sorted(os.listdir(here))
         except OSError as e:
             raise BundleError(f"cannot read {here}: {e.strerror}") from None
+        if ".gitignore" in names:
+            git.load(root, rel_dir)
         for name in names:
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            st = os.lstat(here / name)
+            try:
+                st = os.lstat(here / name)
+                target = os.readlink(here / name) if stat.S_ISLNK(st.st_mode) else ""
+            except OSError as e:  # a directory listed but not searchable
+                raise BundleError(f"cannot read {here / name}: {e.strerror}") from None
             if stat.S_ISLNK(st.st_mode):
                 if not skip(rel, False):
-                    entries.append(Entry(rel, "symlink", target=os.readlink(here / name)))
+                    entries.append(Entry(rel, "symlink", target=target))
             elif stat.S_ISDIR(st.st_mode):
                 if not skip(rel, True):
                     entries.append(Entry(rel, "dir"))

@@ -34,6 +34,7 @@ from submit.cli.experiment_record import (RECORD_LABEL, counts, load_record, rec
 from submit.cli.experiment_submit import Code, Output, Sweep
 from submit.cli.options import DURATION, namespace_option, stack_group_options, stack_options
 from submit.cli.output import emit, table
+from submit.cli.image_pin import resolve_image_option
 from submit.cli.context import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
 
 _FINISHED = ("Completed", "Failed", "Deleted")
@@ -64,17 +65,19 @@ def experiment(ctx: click.Context, stack: str | None, outputs_file: str | None,
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Format of the JobSets (--dry-run, --export).")
 @click.option("--export", "export_dir", type=click.Path(file_okay=False),
-              help="Also write one file per trial into DIR (for `submit workload apply`).")
+              help="Write one file per trial into DIR (for `submit workload apply`); submit "
+                   "nothing.")
 @click.option("--script-dir", type=click.Path(exists=True, file_okay=False),
               help="Run the code in DIR in every trial: added as a layer on --base-image and "
                    "pushed once for the whole sweep (the file then names no image).")
 @click.option("--base-image", help="Image to add --script-dir to.")
 @click.option("--image-repository", envvar="ACCELSTACK_IMAGE_REPOSITORY", metavar="REPO",
               help="Push the --script-dir image here instead of the stack's repository.")
+@resolve_image_option
 @pass_ctx
 def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dry_run: bool,
            fmt: str, export_dir: str | None, script_dir: str | None, base_image: str | None,
-           image_repository: str | None) -> None:
+           image_repository: str | None, resolve_image: bool) -> None:
     """Expand FILE into trials, check every one, then submit them all."""
     sweep = Sweep(file, max_trials, max_running)
     out = Output(dry_run, fmt, export_dir)
@@ -84,10 +87,13 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
     if code.script_dir is not None:
         exp = create_steps.with_script_image(ctx, exp, code.script_dir, code, not out.dry_run)
     plans = create_steps.plan(exp, ctx)
+    if code.script_dir is None:  # (a built image is named by digest already)
+        create_steps.pin(exp, plans, resolve_image, offline_ok=out.dry_run or bool(out.export_dir))
     if out.export_dir:
         create_steps.export(plans, out.export_dir, out.fmt)
     if out.dry_run:
         create_steps.print_dry_run(exp, plans, out.fmt)
+    if out.dry_run or out.export_dir:
         return
     create_steps.submit(ctx, exp, plans, sweep.max_running)
 
@@ -121,8 +127,13 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
 @stack_options
 @click.argument("name")
 @namespace_option
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
+              default="table", show_default=True,
+              help="Output format: the text, or the same as data: name, description, "
+                   "namespace, file, maxRunning, keys, counts {state: n}, trials [{trial, "
+                   "state, admission, restarts, message, parameters}].")
 @pass_ctx
-def describe(ctx: Context, name: str, namespace: str | None) -> None:
+def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table") -> None:
     """Progress (counts by state) and every trial's state with its parameters."""
     with bad_input():
         sp.check_workload_name(name)
@@ -130,6 +141,18 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
     ns = namespace or ctx.outputs.workload_namespace
     record = load_record(ctx, name, ns)
     rows = trial_states(ctx, name, ns, record)
+    if fmt != "table":
+        by_state: dict[str, int] = {}
+        for r in rows:
+            by_state[r["state"]] = by_state.get(r["state"], 0) + 1
+        emit({"name": name, "description": record.get("description") or "", "namespace": ns,
+              "file": record.get("file"), "maxRunning": record.get("maxRunning"),
+              "keys": list(record.get("keys", [])), "counts": by_state,
+              "trials": [{"trial": r["trial"], "state": r["state"],
+                          "admission": r["admission"], "restarts": r.get("restarts"),
+                          "message": r.get("message") or None,
+                          "parameters": r["parameters"]} for r in rows]}, fmt)
+        return
     click.echo(f"Experiment:   {name}")
     if record.get("description"):
         click.echo(f"Description:  {record['description']}")

@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from submit import api
 from submit.render import spec as sp
 from submit.experiment import expand as ex
 from submit.cli.experiment_record import new_record, record_name
-from submit.cli.output import table
+from submit.cli.output import table, yaml_documents
 from submit.render.build import pick_pool
 from submit.render.spec import SpecError
 from submit.cli.context import Context, bad_input, kube_call
@@ -120,13 +119,28 @@ def with_script_image(ctx: Context, exp: ex.Experiment, script_dir: str, code: C
     return dataclasses.replace(exp, base={**exp.base, "image": image})
 
 
+def pin(exp: ex.Experiment, plans: list[ex.TrialPlan], enabled: bool, offline_ok: bool) -> None:
+    """Every trial's image by digest: the base's and the swept ones, each resolved once."""
+    from submit.cli.image_pin import resolve_all
+    from submit.render.jobset import pin_images
+
+    images = [exp.base.get("image"), *(v for t in exp.trials for k, v in t.params
+                                       if k == "image")]
+    pins = resolve_all(images, enabled=enabled, offline_ok=offline_ok)
+    for p in plans:
+        pin_images(p.objects, pins)
+
+
 def export(plans: list[ex.TrialPlan], export_dir: str, fmt: str) -> None:
     """One file per trial in --export DIR (for `submit workload apply`)."""
     Path(export_dir).mkdir(exist_ok=True)
     for p in plans:
         text = (json.dumps(p.objects, indent=2) + "\n" if fmt == "json"
-                else yaml.safe_dump_all(p.objects, sort_keys=False))
+                else yaml_documents(p.objects))
         (Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}").write_text(text)
+    click.echo(f"wrote {len(plans)} trials to {export_dir}/; submitted nothing (apply one with "
+               f"`submit workload apply {export_dir}/{plans[0].name}."
+               f"{'json' if fmt == 'json' else 'yaml'}`)", err=True)
 
 
 def print_dry_run(exp: ex.Experiment, plans: list[ex.TrialPlan], fmt: str) -> None:
@@ -134,7 +148,7 @@ def print_dry_run(exp: ex.Experiment, plans: list[ex.TrialPlan], fmt: str) -> No
                      [(k.upper(), k) for k in exp.keys]), nl=False)
     objs = [o for p in plans for o in p.objects]
     click.echo(json.dumps(objs, indent=2) if fmt == "json"
-               else "---\n" + yaml.safe_dump_all(objs, sort_keys=False), nl=False)
+               else "---\n" + yaml_documents(objs), nl=False)
 
 
 def submit(ctx: Context, exp: ex.Experiment, plans: list[ex.TrialPlan],

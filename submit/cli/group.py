@@ -7,13 +7,15 @@ import json
 from pathlib import Path
 
 import click
-import yaml
 
 from submit import api
+from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
+from submit.cli.image_pin import resolve_all, resolve_image_option
+from submit.cli.output import yaml_documents
 from submit.experiment import group as gr
 from submit.render import spec as sp
+from submit.render.jobset import pin_images
 from submit.render.spec import SpecError
-from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
 
 
 @click.command("create-group")
@@ -22,13 +24,14 @@ from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Format of --dry-run and --export.")
 @click.option("--export", "export_file", type=click.Path(dir_okay=False),
-              help="Also write the objects to FILE (for `submit workload apply`).")
+              help="Write the objects to FILE (for `submit workload apply`); apply nothing.")
 @click.option("--replace", is_flag=True, help="Delete and recreate a workload of that name.")
 @click.option("--after", metavar="WORKLOAD", help="Create it held until WORKLOAD has "
               "succeeded (see `submit workload release`).")
+@resolve_image_option
 @pass_ctx
 def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: str | None,
-                 replace: bool, after: str | None) -> None:
+                 replace: bool, after: str | None, resolve_image: bool) -> None:
     """Render a workload of several roles (one JobSet, gang-scheduled) and apply it."""
     with bad_input():
         if after is not None:
@@ -46,13 +49,18 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
         objs = gr.render_group(group, ctx.outputs)
     except gr.GroupError as e:
         raise click.BadParameter(e.message, param_hint="'FILE'") from None
+    pin_images(objs, resolve_all([r.options.get("image") for r in group.roles],
+                                 enabled=resolve_image, offline_ok=dry_run or bool(export_file)))
     if after is not None:
         objs = api.hold(objs, after)
     if export_file:
         Path(export_file).write_text(json.dumps(objs, indent=2) + "\n" if fmt == "json"
-                                     else yaml.safe_dump_all(objs, sort_keys=False))
+                                     else yaml_documents(objs))
+        click.echo(f"wrote {export_file}; applied nothing (apply it with `submit workload "
+                   f"apply {export_file}`)", err=True)
     if dry_run:
         click.echo(json.dumps(objs if len(objs) > 1 else objs[0], indent=2) if fmt == "json"
-                   else yaml.safe_dump_all(objs, sort_keys=False), nl=False)
+                   else yaml_documents(objs), nl=False)
+    if dry_run or export_file:
         return
     apply_objects(ctx, objs, replace)

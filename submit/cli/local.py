@@ -28,7 +28,7 @@ from submit.local import plan as lp
 from submit.local import policy as pol
 from submit.local.errors import PlanError
 from submit.local.run import FreePorts, Runner, summary
-from submit.cli.output import dump_objects, unwrap
+from submit.cli.output import dump_objects, unwrap, yaml_text
 from submit.render.jobset import render
 from submit.render.build import build_spec
 from submit.render.spec import SpecError
@@ -38,7 +38,7 @@ from submit.cli.workload import create
 PROCESSES_PER_CORE = 4  # JAX/PyTorch CPU processes this machine runs at once, per core
 # Options about other workloads in the cluster, and create's stack options (run-local
 # has its own --stack and --outputs).
-_CREATE_ONLY = {"replace", "after", "stack_after", "outputs_after", "project_dir_after"}
+_CREATE_ONLY = {"replace", "after", "resolve_image", "stack_after", "outputs_after", "project_dir_after"}
 _SPEC_ARGS = set(inspect.signature(build_spec).parameters) - {"outputs"}
 _HELP = {
     "dry_run": "Print the plan (processes, argv, env); run nothing.",
@@ -206,6 +206,10 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     objs = _objects(ctx, click_ctx, kw, shape)
     if kw["export_file"]:
         Path(kw["export_file"]).write_text(dump_objects(objs, kw["fmt"]))
+        if not kw["dry_run"]:  # --export writes and runs nothing, as on every command
+            click.echo(f"wrote {kw['export_file']}; ran nothing (run it with `submit workload "
+                       f"run-local --from {kw['export_file']}`)", err=True)
+            return
     js, _ = lp.split_objects(objs, "--from")
     _check_fits(js, mounts, kw["max_processes"])
     run_dir = kw["run_dir"] or tempfile.mkdtemp(prefix=f"accelstack-{js['metadata']['name']}-")
@@ -223,7 +227,7 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     if kw["dry_run"]:
         data = first.to_dict()
         click.echo(json.dumps(data, indent=2) if kw["fmt"] == "json"
-                   else yaml.safe_dump(data, sort_keys=False), nl=kw["fmt"] == "json")
+                   else yaml_text(data), nl=kw["fmt"] == "json")
         return
     _announce(js, first, opts, kw["image_check"])
     plans = {0: first}

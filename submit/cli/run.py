@@ -14,7 +14,6 @@ import os
 import signal
 import socket
 import sys
-from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -133,8 +132,8 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
         return exp.name, Work(f"experiment {exp.name} ({len(exp.trials)} trials)",
                               lambda outputs: [t.objects for t in expand.plan(exp, outputs)],
                               timeout, interval, logs_dir)
-    given_options: dict[str, Any] = {f.name: options.get(f.name) for f in fields(CreateOptions)
-                                     if f.name not in _NOT_FOR_RUN}
+    given_options: dict[str, Any] = {f: options.get(f) for f in CreateOptions._fields
+                                     if f not in _NOT_FOR_RUN}
     opts = CreateOptions(**given_options,
                          dry_run=False, fmt="yaml", export_file=None, replace=False)
     if not opts.accelerator:
@@ -144,6 +143,13 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
         wl.check()
     if opts.builds_image and opts.script_dir is None and opts.image is None:
         raise click.UsageError("pass --image, or --script-dir with --base-image")
+    pins: dict[str, str] = {}
+    if not opts.builds_image:
+        # The tag resolved once, before anything is made: every worker runs the same bytes,
+        # and a tag that does not exist costs no cluster.
+        from submit.cli.image_pin import resolve_all
+
+        pins = resolve_all([opts.image], enabled=opts.resolve_image, offline_ok=False)
 
     def render(outputs: Any) -> list[list[dict[str, Any]]]:
         workload = wl
@@ -154,7 +160,12 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
                 outputs, script_dir=opts.script_dir, base_image=opts.base_image,
                 image=opts.image, image_repository=opts.image_repository,
                 accelerator=opts.accelerator, pool=opts.pool, push=True))
-        return [workload.render(outputs)]
+        objs = workload.render(outputs)
+        if pins:
+            from submit.render.jobset import pin_images
+
+            pin_images(objs, pins)
+        return [objs]
 
     return opts.name, Work(f"workload {opts.name}", render, timeout, interval, logs_dir)
 

@@ -73,8 +73,12 @@ def _nodes(cluster: Any, selector: str) -> list[dict[str, Any]] | None:
 @stack_options
 @click.argument("name", shell_complete=complete("workloads"))
 @namespace_option
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
+              default="table", show_default=True,
+              help="Output format: the text, or the same as data (fields documented in "
+                   "submit/state/describe_data.py).")
 @pass_ctx
-def describe(ctx: Context, name: str, namespace: str | None) -> None:
+def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table") -> None:
     """Why a workload is where it is: Kueue conditions, events, pods by slice and worker."""
     from submit.state import status as st
 
@@ -93,11 +97,31 @@ def describe(ctx: Context, name: str, namespace: str | None) -> None:
     if wl is not None:
         wl_name = wl["metadata"]["name"]
         events += kube_call(lambda: cluster.events(ns, "Workload", wl_name))
+    if fmt != "table":
+        from submit.cli.output import emit
+        from submit.state.describe_data import describe_data
+
+        _, pending, pod_events = _pending_facts(cluster, ns, js, pods)
+        emit(describe_data(js, wl, pods, events, pending, pod_events), fmt)
+        return
     click.echo(st.describe(js, wl, pods, events, now=time.time()), nl=False)
     click.echo(_why_pending(cluster, ns, js, wl, pods, ctx.outputs))
 
 
 MAX_POD_EVENTS = 8  # pods whose events describe reads (the first ones tell the story)
+
+
+def _pending_facts(cluster: Any, ns: str, js: dict[str, Any], pods: list[dict[str, Any]]
+                   ) -> tuple[str | None, list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """The queue, Kueue's pending list for it (None: not known) and the pods' events."""
+    queue = (js["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name")
+    pending = kube_call(lambda: cluster.pending_workloads(
+        f"namespaces/{ns}/localqueues/{queue}")) if queue else None
+    pod_events: list[dict[str, Any]] = []
+    for pod in pods[:MAX_POD_EVENTS]:
+        pod_name = pod["metadata"]["name"]
+        pod_events += kube_call(lambda: cluster.events(ns, "Pod", pod_name))
+    return queue, pending, pod_events
 
 
 def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] | None,
@@ -108,14 +132,8 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
     from submit.state import status as st
     from submit.state import why
 
-    queue = (js["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name")
-    pending = kube_call(lambda: cluster.pending_workloads(
-        f"namespaces/{ns}/localqueues/{queue}")) if queue else None
+    queue, pending, pod_events = _pending_facts(cluster, ns, js, pods)
     entry = why.position(pending, wl)
-    pod_events: list[dict[str, Any]] = []
-    for pod in pods[:MAX_POD_EVENTS]:
-        pod_name = pod["metadata"]["name"]
-        pod_events += kube_call(lambda: cluster.events(ns, "Pod", pod_name))
     lines = ["Admission checks:", *(why.admission_checks(wl) or ["  none"]),
              f"Queue position: {why.position_line(entry, pending, queue)}",
              "Pod scheduling events:"]

@@ -2,6 +2,7 @@
 recorded in the cluster as one object, and a group file of several roles with dependencies
 rendered as one JobSet (group.py). Pure plans; the cli layer carries them out through the API.
 
-May import: submit.experiment, submit.render, submit.api, infra.catalog, infra.contract
+May import: submit.experiment, submit.render, submit.api, infra.catalog, infra.contract,
+    infra.config.errors
 Must not import: click, kubernetes, pulumi, submit.cli, submit.cluster
 """

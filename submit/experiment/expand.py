@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from infra.config.errors import did_you_mean
 from infra.contract.outputs import StackOutputs
 from submit import api
 from submit.render import spec as sp
@@ -74,6 +75,14 @@ class Trial:
     index: int
     params: tuple[tuple[str, Any], ...]  # (sweep key, value), in the file's order
     line: int  # where its sweep block starts
+    param_lines: tuple[int, ...] = ()  # the line of each parameter's value
+
+    def line_of(self, key: str) -> int | None:
+        """The line of the value this trial takes for sweep key ``key``, if it sweeps it."""
+        for (k, _), line in zip(self.params, self.param_lines):
+            if k == key or (key == "env" and k.startswith("env.")):
+                return line
+        return None
 
     def describe(self) -> str:
         return ", ".join(f"{k}={_text(v)}" for k, v in self.params) or "(base)"
@@ -159,7 +168,7 @@ def _expand(file: str, data: dict[str, Any], lines: dict[str, int],
 
     for key in data:
         if key not in TOP_KEYS:
-            raise bad(key, f"unknown key; allowed: {', '.join(TOP_KEYS)}")
+            raise bad(key, unknown("key", key, TOP_KEYS))
     name = data.get("name")
     if not isinstance(name, str):
         raise ExperimentError(file, lines.get("name"), "name: give the experiment's name")
@@ -194,22 +203,29 @@ def _expand(file: str, data: dict[str, Any], lines: dict[str, int],
         if not isinstance(block, dict):
             raise bad(where, "a sweep block is a mapping of keys to values or lists")
         for params in _block(block, where, base, bad, file):
-            for k, _ in params:
+            for k, _, _ in params:
                 if k not in keys:
                     keys.append(k)
             # The trial's line: its first parameter's (else its block's).
-            at = [lines[f"{where}{z}.{k}"] for k, _ in params for z in ("", ".zip")
+            at = [lines[f"{where}{z}.{k}"] for k, _, _ in params for z in ("", ".zip")
                   if f"{where}{z}.{k}" in lines]
-            trials.append(Trial(len(trials), tuple(params), min(at, default=lines.get(where, 0))))
+            trials.append(Trial(len(trials), tuple((k, v) for k, v, _ in params),
+                                min(at, default=lines.get(where, 0)),
+                                tuple(lines.get(path, 0) for _, _, path in params)))
     description = data.get("description", "")
     if not isinstance(description, str):
         raise bad("description", "give one line of text")
     return Experiment(name, file, base, tuple(trials), tuple(keys), lines, description)
 
 
+def unknown(what: str, key: str, allowed: tuple[str, ...] | list[str]) -> str:
+    """``unknown option; did you mean command? (allowed: ...)``, as stack files say it."""
+    return f"unknown {what}{did_you_mean(key, allowed)} (allowed: {', '.join(allowed)})"
+
+
 def _option(key: str, value: Any, path: str, bad: Any, file: str) -> Any:
     if key not in OPTIONS:
-        raise bad(path, f"unknown option; allowed: {', '.join(OPTIONS)}")
+        raise bad(path, unknown("option", key, OPTIONS))
     if key == "env" and isinstance(value, dict):
         value = [f"{k}={_text(v)}" for k, v in value.items()]
     if key in _LIST_OPTIONS:
@@ -235,9 +251,10 @@ def _option(key: str, value: Any, path: str, bad: Any, file: str) -> Any:
 
 
 def _block(block: dict[str, Any], where: str, base: dict[str, Any], bad: Any, file: str
-           ) -> list[list[tuple[str, Any]]]:
-    """The block's trials: the product of its axes (each zip group one axis)."""
-    axes: list[list[list[tuple[str, Any]]]] = []
+           ) -> list[list[tuple[str, Any, str]]]:
+    """The block's trials: the product of its axes (each zip group one axis); each
+    parameter is (key, value, the path of the value in the file)."""
+    axes: list[list[list[tuple[str, Any, str]]]] = []
     for key, value in block.items():
         path = f"{where}.{key}"
         if key == "zip":
@@ -257,7 +274,7 @@ def _block(block: dict[str, Any], where: str, base: dict[str, Any], bad: Any, fi
                 if len(set(lengths.values())) > 1:
                     sizes = ", ".join(f"{k}: {n}" for k, n in lengths.items())
                     raise bad(gpath, f"zipped lists must have equal lengths ({sizes})")
-                axes.append([[(k, group[k][i]) for k in group]
+                axes.append([[(k, group[k][i], f"{gpath}.{k}[{i}]") for k in group]
                              for i in range(next(iter(lengths.values())))])
             continue
         _check_key(key, path, base, bad)
@@ -266,10 +283,10 @@ def _block(block: dict[str, Any], where: str, base: dict[str, Any], bad: Any, fi
                 raise bad(path, "the axis is empty; give at least one value")
             for i, v in enumerate(value):
                 _check_value(key, v, f"{path}[{i}]", bad, file)
-            axes.append([[(key, v)] for v in value])
+            axes.append([[(key, v, f"{path}[{i}]")] for i, v in enumerate(value)])
         else:
             _check_value(key, value, path, bad, file)
-            axes.append([[(key, value)]])
+            axes.append([[(key, value, path)]])
     return [[p for part in combo for p in part] for combo in itertools.product(*axes)]
 
 
@@ -295,9 +312,13 @@ def _check_key(key: str, path: str, base: dict[str, Any], bad: Any) -> None:
             raise bad(path, "args are appended to the command: set workload.command")
         return
     if key not in OPTIONS or key in ("env-file", "secret-env", "config-file"):
-        raise bad(path, "unknown sweep key; give env.NAME, args, config.KEY or one of: "
-                  + ", ".join(o for o in OPTIONS if o not in ("env-file", "secret-env",
-                                                                "config-file")))
+        sweepable = [o for o in OPTIONS if o not in ("env-file", "secret-env", "config-file")]
+        prefix, dot, rest = key.partition(".")
+        close = did_you_mean(prefix, ("env", "config")) if dot else ""
+        hint = (close[:-1] + f".{rest}?" if close
+                else did_you_mean(key, ["zip", "args", *sweepable]))
+        raise bad(path, f"unknown sweep key{hint} (give env.NAME, args, config.KEY, zip or one "
+                  f"of: {', '.join(sweepable)})")
 
 
 # -- one trial's workload ----------------------------------------------------------------
@@ -374,10 +395,18 @@ def plan(exp: Experiment, outputs: StackOutputs) -> list[TrialPlan]:
         try:
             out.append(_plan_trial(exp, trial, outputs))
         except sp.SpecError as e:
-            raise ExperimentError(exp.file, trial.line or None,
+            raise ExperimentError(exp.file, _line_of_option(exp, trial, e.option),
                                   f"trial {trial.index} ({trial.describe()}): {e.option}: "
                                   f"{e.message}") from None
     return out
+
+
+def _line_of_option(exp: Experiment, trial: Trial, option: str) -> int | None:
+    """Where the value behind a bad option was written: the trial's swept value, else the
+    base's key, else the trial's first sweep line."""
+    key = option.lstrip("-")
+    return (trial.line_of(key) or exp.lines.get(f"workload.{key}")
+            or (exp.lines.get("workload.env") if key == "env" else None) or trial.line or None)
 
 
 def _plan_trial(exp: Experiment, trial: Trial, outputs: StackOutputs) -> TrialPlan:

@@ -36,7 +36,7 @@ JAX coordinator is the role's own first pod: each role is its own JAX program).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from infra.catalog import tables as catalog
@@ -44,7 +44,7 @@ from infra.contract.outputs import StackOutputs
 from submit import api
 from submit.render import spec as sp
 from submit.experiment.expand import ExperimentError as GroupError
-from submit.experiment.expand import OPTIONS, _construct, _option
+from submit.experiment.expand import OPTIONS, _construct, _option, unknown
 from submit.render.jobset import EXCLUSIVE_TOPOLOGY, render
 
 __all__ = ["GroupError", "Group", "Role", "load", "render_group"]
@@ -73,6 +73,17 @@ class Group:
     file: str
     shared: dict[str, Any]
     roles: tuple[Role, ...]  # dependencies first
+    lines: dict[str, int] = field(default_factory=dict)  # key path -> line
+
+    def line_of(self, role: Role, option: str) -> int | None:
+        """Where the value behind a bad option of ``role`` was written: the role's key (its
+        ``count`` for slices and nodes), else the shared one under workload, else the role."""
+        key = option.lstrip("-")
+        keys = ("count", key) if key in ("num-slices", "num-nodes") else (key,)
+        for k in keys:
+            if f"roles.{role.name}.{k}" in self.lines:
+                return self.lines[f"roles.{role.name}.{k}"]
+        return self.lines.get(f"workload.{key}") or role.line or None
 
 
 def load(file: str, text: str) -> Group:
@@ -93,7 +104,7 @@ def load(file: str, text: str) -> Group:
 
     for key in data:
         if key not in TOP_KEYS:
-            raise bad(key, f"unknown key; allowed: {', '.join(TOP_KEYS)}")
+            raise bad(key, unknown("key", key, TOP_KEYS))
     name = data.get("name")
     if not isinstance(name, str):
         raise GroupError(file, None, "name: give the workload's name")
@@ -124,7 +135,7 @@ def load(file: str, text: str) -> Group:
             if key in JOBSET_LEVEL:
                 raise bad(kpath, "is the whole JobSet's: set it under workload")
             if key not in ROLE_KEYS:
-                raise bad(kpath, f"unknown option; allowed: {', '.join(ROLE_KEYS)}")
+                raise bad(kpath, unknown("option", key, ROLE_KEYS))
             if key == "count":
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                     raise bad(kpath, f"{value!r} is not a whole number from 1")
@@ -151,7 +162,7 @@ def load(file: str, text: str) -> Group:
             if required not in merged:
                 raise bad(path, f"{required} is required (in the role or under workload)")
         roles.append(Role(role, merged, count, depends, lines.get(path, 0)))
-    return Group(name, file, shared, tuple(_ordered(roles, file)))
+    return Group(name, file, shared, tuple(_ordered(roles, file)), lines)
 
 
 def _ordered(roles: list[Role], file: str) -> list[Role]:
@@ -206,7 +217,7 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
             w.check()
             spec = w.spec(outputs)
         except sp.SpecError as e:
-            raise GroupError(group.file, role.line or None,
+            raise GroupError(group.file, group.line_of(role, e.option),
                              f"roles.{role.name}: {e.option}: {e.message}") from None
         budget = 63 - len(f"-{role.name}-{spec.replicas - 1}-{spec.parallelism - 1}") \
             - sp.POD_NAME_SUFFIX

@@ -209,8 +209,13 @@ def _priority(outputs: StackOutputs, priority: str | None) -> str:
         # A stack without the default class still renders (with Kueue's priority 0).
         priority = DEFAULT_PRIORITY if DEFAULT_PRIORITY in outputs.priority_classes else NONE
     if priority != NONE and priority not in outputs.priority_classes:
+        allowed = f"{', '.join(outputs.priority_classes)}, or '{NONE}'"
+        import difflib  # late: only this error needs it
+
+        close = difflib.get_close_matches(priority, outputs.priority_classes, n=1, cutoff=0.6)
         raise SpecError("--priority", f"{priority!r} is not a priority class of the stack; "
-                        f"allowed: {', '.join(outputs.priority_classes)}, or '{NONE}'")
+                        + (f"did you mean {close[0]}? (allowed: {allowed})" if close
+                           else f"allowed: {allowed}"))
     return priority
 
 

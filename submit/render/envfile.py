@@ -37,6 +37,17 @@ def _line_of(original: str, first_line: int) -> int:
     return first_line + leading.count("\n") + leading.count("\r") - leading.count("\r\n")
 
 
+# `NAME: value` (YAML's style, or docker-compose's `environment:` mapping pasted in): a
+# name, a colon, then a space or the end of the line. `a:b` without the space is left
+# alone: that is how a pasted token or password may look.
+_YAML_STYLE = re.compile(r"^\s*(?:export\s+)?([-._a-zA-Z][-._a-zA-Z0-9]*):(?:[ \t]|$)")
+
+
+def _yaml_style_key(original: str) -> str | None:
+    m = _YAML_STYLE.match(original.lstrip("\r\n").split("\n", 1)[0])
+    return m.group(1) if m else None
+
+
 def _key_before_equals(original: str) -> str | None:
     text = original.strip().split("\n", 1)[0]
     if "=" not in text:
@@ -58,6 +69,11 @@ def parse(text: str, path: str) -> list[tuple[str, str]]:
     for binding in parse_stream(io.StringIO(text)):
         line = _line_of(binding.original.string, binding.original.line)
         where = f"{path}:{line}"
+        yaml_key = _yaml_style_key(binding.original.string) if (
+            binding.error or binding.value is None) else None
+        if yaml_key is not None:
+            raise EnvFileError(f"{where}: {yaml_key} is written `{yaml_key}: ...` (YAML style); "
+                               f"write {yaml_key}=VALUE (the value is not shown)")
         if binding.error:
             key = _key_before_equals(binding.original.string)
             if key is None:

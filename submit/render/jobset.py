@@ -288,3 +288,22 @@ def render(spec: WorkloadSpec) -> list[dict[str, Any]]:
     cm = config_map(spec)
     cd = placement.compute_domain(spec)
     return ([cm] if cm else []) + ([cd] if cd else []) + [jobset(spec)]
+
+
+IMAGE_TAG = "accelstack.dev/image-tag"  # pod annotation: the image as given, by tag
+
+
+def pin_images(objs: list[dict[str, Any]], pins: dict[str, str]) -> None:
+    """Run each image given by tag (a key of ``pins``) by its digest (the value), and keep
+    the tag in the pod template's IMAGE_TAG annotation for people (`kubectl describe pod`)."""
+    for obj in objs:
+        if obj.get("kind") != "JobSet":
+            continue
+        for rj in obj["spec"]["replicatedJobs"]:
+            pod = rj["template"]["spec"]["template"]
+            for c in [*pod["spec"].get("initContainers", []), *pod["spec"]["containers"]]:
+                given = c.get("image")
+                if given in pins and pins[given] != given:
+                    c["image"] = pins[given]
+                    pod.setdefault("metadata", {}).setdefault("annotations", {})[
+                        IMAGE_TAG] = given
