@@ -6,18 +6,23 @@ preview call under the SDK's mock engine, so both exercise the same code.
 
 from __future__ import annotations
 
+import functools
+import time
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping
 
 import pulumi
 import yaml
 
+from infra.config import fleet as fleet_config
 from infra.config import stack as config_mod
+from infra.contract import fleet as fleet_contract
 from infra.contract import outputs as contract
 from infra.specs import exports
 from infra.specs import image_cache as image_cache_spec
 from infra.config.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
+from infra.components.fleet import Fleet
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.pathways import PathwaysAccess
@@ -80,6 +85,14 @@ def stack_file_locator(stack: str, root: str | Path | None = None
         return None
 
 
+def _config_error(problems: list[str], locate: Callable[[str], str] | None
+                  ) -> StackConfigError:
+    problems = [locate(p) for p in problems] if locate else list(problems)
+    lines = "\n  ".join(problems)
+    return StackConfigError(f"invalid stack config ({len(problems)} problem"
+                            f"{'s' if len(problems) != 1 else ''}):\n  {lines}", problems)
+
+
 def load_config(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
                 locate: Callable[[str], str] | None = None) -> StackConfig:
     """Parse ``raw``; a bad config raises StackConfigError with one line per problem,
@@ -87,11 +100,7 @@ def load_config(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     try:
         return config_mod.parse(raw, secret_keys)
     except ConfigError as e:
-        problems = [locate(p) for p in e.problems] if locate else list(e.problems)
-        lines = "\n  ".join(problems)
-        raise StackConfigError(f"invalid stack config ({len(problems)} problem"
-                               f"{'s' if len(problems) != 1 else ''}):\n  {lines}",
-                               problems) from None
+        raise _config_error(e.problems, locate) from None
 
 
 def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
@@ -161,13 +170,52 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     return {contract.OUTPUT_NAME: exported}
 
 
+def load_fleet_config(raw: Mapping[str, Any], stack: str,
+                      locate: Callable[[str], str] | None = None) -> fleet_config.FleetConfig:
+    """Parse a fleet stack's config (``accelstack:fleet``); StackConfigError as for a
+    cluster stack."""
+    try:
+        return fleet_config.parse_fleet(raw, stack)
+    except ConfigError as e:
+        raise _config_error(e.problems, locate) from None
+
+
+# The fleet's outputs: plain fields stay plain; the contracts it read (each holding a
+# kubeconfig) are secrets.
+_FLEET_SECRET_KEYS = ("manager", "workers")
+
+
+def _get(data: dict[str, Any], key: str) -> Any:
+    return data[key]
+
+
+def build_fleet(cfg: fleet_config.FleetConfig, stack: str, *, now: float | None = None,
+                locate: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """Declare a fleet stack (infra/components/fleet.py); return the outputs to export.
+    ``now`` picks the token rotation window (the clock, unless a test or preview fixes it)."""
+    fleet = Fleet("fleet", cfg, stack, now=time.time() if now is None else now,
+                  locate=locate)
+    data: pulumi.Output[dict[str, Any]] = fleet.plan.apply(lambda p: p.info.to_dict(p.manager))
+    keys = ("fleetContractVersion", "name", "stack", "managerStack", "manager", "workers",
+            "queues", "kueueVersion", "jobsetVersion")
+    exported: dict[str, Any] = {}
+    for key in keys:
+        value = data.apply(functools.partial(_get, key=key))
+        exported[key] = pulumi.Output.secret(value) if key in _FLEET_SECRET_KEYS else value
+    return {fleet_contract.FLEET_OUTPUT_NAME: exported}
+
+
 def run(stack: str | None = None) -> dict[str, Any]:
     stack = stack or pulumi.get_stack()
     raw, secret_keys = raw_config()
-    cfg = load_config(raw, secret_keys, stack_file_locator(stack))
-    for warning in image_cache_spec.warnings(cfg):
-        pulumi.log.warn(warning)
-    outputs = build(cfg, stack)
+    locate = stack_file_locator(stack)
+    if fleet_config.is_fleet(raw):
+        outputs = build_fleet(load_fleet_config(raw, stack, locate), stack, locate=locate)
+    else:
+        cfg = load_config(raw, secret_keys, locate)
+        for warning in image_cache_spec.warnings(cfg):
+            pulumi.log.warn(warning)
+        outputs = build(cfg, stack)
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs

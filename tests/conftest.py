@@ -12,7 +12,11 @@ from fake_apiserver import FakeApiServer, State
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS_DIR = ROOT / "stacks"
-STACK_FILES = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
+# Cluster stacks; fleet stacks (an `accelstack:fleet` section, docs/fleets.md) declare no
+# cluster and are tested on their own (tests/test_fleet_program.py).
+FLEET_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
+                     if "accelstack:fleet:" in p.read_text())
+STACK_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml") if p not in FLEET_FILES)
 REFERENCE = ROOT.parent / "shared" / "reference"
 
 MINIMAL: dict[str, Any] = {

@@ -22,6 +22,8 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    and sliceClasses (slices made on demand by GKE ComputeClasses) with, per shape a class
 #    makes, a slicePools entry carrying computeClass; additive: absent keys read as a stack
 #    without classes
+#    and cluster.privateEndpoint, cluster.authorizedNetworks (who may call the IP endpoint);
+#    additive: a contract without them reads as unknown
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -41,6 +43,13 @@ class ClusterInfo:
     ca_certificate: str
     zones: tuple[str, ...]
     dns_endpoint: str | None = None
+    # Who may call the control plane's IP endpoint: privateEndpoint (reachable only inside
+    # the cluster's VPC network) and the master authorized networks' CIDRs the stack
+    # declares (None: it declares none). A fleet checks its manager is let in
+    # (infra/specs/fleet/checks.py).
+    # Optional when loading: an older contract reads as unknown (None, None).
+    private_endpoint: bool | None = None
+    authorized_networks: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +177,9 @@ class StackOutputs:
     pathways: PathwaysInfo | None = None
     slice_classes: tuple[SliceClassInfo, ...] = ()
     contract_version: int = CONTRACT_VERSION
+    # Set only on the manager view of a fleet's outputs (infra/contract/fleet.py): the
+    # fleet's workers and queues. Never exported by a cluster stack.
+    fleet: Any = None
 
     def slice_class(self, name: str) -> SliceClassInfo | None:
         return next((c for c in self.slice_classes if c.name == name), None)
@@ -196,6 +208,9 @@ class StackOutputs:
                 "caCertificate": self.cluster.ca_certificate,
                 "zones": list(self.cluster.zones),
                 "dnsEndpoint": self.cluster.dns_endpoint,
+                "privateEndpoint": self.cluster.private_endpoint,
+                "authorizedNetworks": (None if self.cluster.authorized_networks is None
+                                       else list(self.cluster.authorized_networks)),
             },
             "kubeconfig": self.kubeconfig,
             "slicePools": [_pool_dict(p) for p in self.slice_pools],
@@ -288,6 +303,11 @@ def load(data: Any) -> StackOutputs:
         ca_certificate=_need(c, "caCertificate", str, f"{p}.cluster"),
         zones=tuple(_need(c, "zones", list, f"{p}.cluster")),
         dns_endpoint=_need(c, "dnsEndpoint", str, f"{p}.cluster", nullable=True),
+        private_endpoint=(_need(c, "privateEndpoint", bool, f"{p}.cluster", nullable=True)
+                          if "privateEndpoint" in c else None),
+        authorized_networks=(None if c.get("authorizedNetworks") is None else tuple(
+            _str_list(_need(c, "authorizedNetworks", list, f"{p}.cluster"),
+                      f"{p}.cluster.authorizedNetworks"))),
     )
     pools = []
     for i, raw in enumerate(_need(data, "slicePools", list, p)):

@@ -19,8 +19,8 @@ import pulumi
 from pulumi.runtime import mocks as _mocks
 
 from infra import program
+from infra.config import fleet as fleet_config
 from infra.config import stack_file
-from infra.config.stack import StackConfig
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 MASK = "[secret]"
@@ -58,7 +58,7 @@ class Resource:
 
 @dataclass
 class Evaluation:
-    config: StackConfig
+    config: Any  # the StackConfig, or the FleetConfig of a fleet stack
     resources: list[Resource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: set[str] = field(default_factory=set)
@@ -93,12 +93,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# What the token controller puts in a service-account-token Secret, in a preview.
+PREVIEW_TOKEN = "accelstack-preview-token"
+
+
 class _Mocks(pulumi.runtime.Mocks):
-    def __init__(self) -> None:
+    def __init__(self, references: Mapping[str, Any] | None = None) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.transforms: dict[tuple[str, str], int] = {}
+        self.references = dict(references or {})  # stack name -> its outputs
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.typ == "pulumi:pulumi:StackReference":
+            # A StackReference is read, not registered: its state is the stack's outputs.
+            target = str(args.inputs.get("name"))
+            self.inputs[(args.typ, args.name)] = {"name": target}
+            return target, {"name": target, "outputs": self.references.get(target, {}),
+                            "secretOutputNames": []}
         inputs = _unwrap(dict(args.inputs))
         self.inputs[(args.typ, args.name)] = inputs
         self.transforms[(args.typ, args.name)] = len(args.transforms)
@@ -128,6 +139,12 @@ class _Mocks(pulumi.runtime.Mocks):
                 net["ipAddresses"] = ["10.200.0.2"]
         elif args.typ == "gcp:parallelstore/instance:Instance":
             state["accessPoints"] = ["10.200.0.3", "10.200.0.4", "10.200.0.5"]
+        elif (args.typ == "kubernetes:core/v1:Secret"
+              and state.get("type") == "kubernetes.io/service-account-token"):
+            # The token controller fills a service-account-token Secret (pulumi-kubernetes
+            # waits for it): a stand-in token and CA.
+            state["data"] = {"token": base64.b64encode(PREVIEW_TOKEN.encode()).decode(),
+                             "ca.crt": PREVIEW_CA}
         elif args.typ == "gcp:lustre/instance:Instance":
             state["mountPoint"] = f"10.200.0.6@tcp:/{state.get('filesystem')}"
         state["id"] = rid
@@ -152,13 +169,39 @@ class _Monitor(_mocks.MockMonitor):
                                bool(request.custom), tuple(request.dependencies)))
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
 
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 (the gRPC method name)
+        # A StackReference is read: recorded too, so tests see which stacks a fleet reads.
+        self.order.append((request.type, request.name, request.parent, True, ()))
+        return super().ReadResource(request)  # type: ignore[no-untyped-call]
+
 
 def evaluate(raw: Mapping[str, Any], stack: str = "dev", secret_keys: Collection[str] = (),
              locate: Callable[[str], str] | None = None) -> Evaluation:
     """Parse ``raw`` (config keys without the namespace) and run the program under mocks."""
     # A bad config stops here, before any resource.
     cfg = program.load_config(raw, secret_keys, locate)
-    mocks = _Mocks()
+    return _evaluate(cfg, stack, lambda: program.build(cfg, stack), {})
+
+
+# A fixed clock for fleet previews (the token rotation window is part of a resource name):
+# 2026-01-01T00:00:00Z.
+PREVIEW_NOW = 1767225600.0
+
+
+def evaluate_fleet(raw: Mapping[str, Any], stack: str, references: Mapping[str, Any],
+                   now: float = PREVIEW_NOW,
+                   locate: Callable[[str], str] | None = None) -> Evaluation:
+    """Run a fleet stack under mocks; ``references`` maps each stack name its config
+    references to that stack's outputs (what a StackReference would read)."""
+    cfg = program.load_fleet_config(raw, stack, locate)
+    return _evaluate(cfg, stack,
+                     lambda: program.build_fleet(cfg, stack, now=now, locate=locate),
+                     references)
+
+
+def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
+              references: Mapping[str, Any]) -> Evaluation:
+    mocks = _Mocks(references)
     monitor = _Monitor(mocks)
     # Each evaluation gets its own root stack resource (named after this stack).
     from pulumi.runtime import settings
@@ -187,7 +230,7 @@ def evaluate(raw: Mapping[str, Any], stack: str = "dev", secret_keys: Collection
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def _run() -> pulumi.Output[Any]:
-        exports.update(program.build(cfg, stack))
+        exports.update(build())
         return pulumi.Output.from_input(_collect())
 
     _run()
@@ -216,9 +259,26 @@ def stack_name(path: str | Path) -> str:
 
 
 def evaluate_file(path: str | Path) -> Evaluation:
-    """Evaluate a stack file; config errors name ``FILE:LINE``."""
+    """Evaluate a stack file; config errors name ``FILE:LINE``. A fleet stack's references
+    are the stack files beside it (``ORG/PROJECT/NAME`` reads ``Pulumi.NAME.yaml``),
+    evaluated here in turn."""
     sf = stack_file.load(path)
+    if fleet_config.is_fleet(sf.raw):
+        cfg = program.load_fleet_config(sf.raw, sf.stack, sf.locate)
+        names = [cfg.manager_stack] + [w.stack for w in cfg.workers]
+        refs = {n: referenced_outputs(Path(path).parent, n) for n in names}
+        return evaluate_fleet(sf.raw, sf.stack, {k: v for k, v in refs.items() if v},
+                              locate=sf.locate)
     return evaluate(sf.raw, sf.stack, sf.secret_keys, sf.locate)
+
+
+def referenced_outputs(folder: Path, stack: str) -> dict[str, Any] | None:
+    """The outputs (secrets revealed) of the stack file a StackReference to ``stack`` names
+    in ``folder``; None when there is no such file."""
+    file = folder / f"Pulumi.{stack.rsplit('/', 1)[-1]}.yaml"
+    if not file.is_file():
+        return None
+    return plain_outputs(evaluate_file(file), reveal=True)
 
 
 def plain_outputs(ev: Evaluation, reveal: bool = False) -> dict[str, Any]:

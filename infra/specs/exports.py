@@ -81,7 +81,10 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
     return StackOutputs(
         stack=stack,
         cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
-                            ca_certificate, cfg.zones, dns_endpoint),
+                            ca_certificate, cfg.zones, dns_endpoint,
+                            private_endpoint=cfg.private_endpoint,
+                            authorized_networks=tuple(a.cidr for a in cfg.authorized_networks)
+                            if cfg.authorized_networks else None),
         kubeconfig=kubeconfig,
         slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
                           for p in cfg.slices)

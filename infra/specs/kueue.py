@@ -183,7 +183,7 @@ def _devices(f: Flavor, classes: list[str], share: float) -> dict[str, int]:
     return {c: math.ceil(f.devices.get(c, 0) * share - 1e-9) for c in classes}
 
 
-def _resource_groups(flavor_list: list[Flavor], quota: dict[str, int],
+def resource_groups(flavor_list: list[Flavor], quota: dict[str, int],
                      borrow: dict[str, int] | None, classes: list[str]
                      ) -> list[dict[str, Any]]:
     """One group covering every resource of the stack (Kueue forbids a resource in two
@@ -233,7 +233,7 @@ def _cluster_queue(cfg: StackConfig, name: str, namespace: str, flavor_list: lis
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
         "queueingStrategy": "BestEffortFIFO",
-        "resourceGroups": _resource_groups(flavor_list, quota, borrow,
+        "resourceGroups": resource_groups(flavor_list, quota, borrow,
                                            kueue_dra.device_classes(cfg)),
         "preemption": {"withinClusterQueue": "LowerPriority"},
     }

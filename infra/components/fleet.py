@@ -1,0 +1,167 @@
+"""The fleet component: MultiKueue on a manager cluster, access on each worker cluster.
+
+The manager and the workers are other stacks, read through Pulumi StackReferences to their
+outputs contract (``accelstack``). Everything this component declares comes from
+``infra.specs.fleet.plan``, run once the contracts are read; every resource takes an input
+from that plan, so a contract the checks refuse stops the update before anything is
+created (nothing half-applied). Each worker gets a ServiceAccount, its ClusterRole and a
+long-lived token (infra/specs/fleet/access.py); the token's Secret is named after the
+rotation window, so the first `pulumi up` in a new window replaces it (the old token dies
+with its Secret) and rewrites the manager's kubeconfig Secret.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Callable, Mapping
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra.config.errors import ConfigError
+from infra.config.fleet import FleetConfig
+from infra.contract.fleet import from_engine
+from infra.contract.outputs import OUTPUT_NAME, ContractError, StackOutputs, load
+from infra.specs.fleet import access
+from infra.specs.fleet.plan import FleetPlan, plan
+
+
+class FleetConfigError(pulumi.RunError):
+    """The referenced stacks do not make a fleet; one line per problem, no traceback."""
+
+    def __init__(self, problems: list[str]) -> None:
+        lines = "\n  ".join(problems)
+        super().__init__(f"invalid fleet ({len(problems)} problem"
+                         f"{'s' if len(problems) != 1 else ''}):\n  {lines}")
+        self.problems = problems
+
+
+def _contract(raw: Any, stack: str, path: str, problems: list[str]) -> StackOutputs | None:
+    if not isinstance(raw, Mapping):
+        problems.append(f"{path}: stack {stack!r} has no '{OUTPUT_NAME}' output: it is not an "
+                        "accelstack cluster stack, or not deployed yet (a fleet stack cannot "
+                        "be the manager or a worker of a fleet: that would be a cycle)")
+        return None
+    try:
+        return load(from_engine(raw))
+    except ContractError as e:
+        problems.append(f"{path}: stack {stack!r}: {e}")
+        return None
+
+
+def resolve(cfg: FleetConfig, stack: str, raws: list[Any],
+            locate: Callable[[str], str] | None = None) -> FleetPlan:
+    """The plan from the referenced stacks' raw outputs (manager first, then the workers
+    in config order); FleetConfigError when they do not make a fleet, each problem
+    prefixed by ``locate`` (``FILE:LINE: ``) when the stack file is known."""
+    try:
+        return _resolve(cfg, stack, raws)
+    except FleetConfigError as e:
+        if locate is None:
+            raise
+        raise FleetConfigError([locate(p) for p in e.problems]) from None
+
+
+def _resolve(cfg: FleetConfig, stack: str, raws: list[Any]) -> FleetPlan:
+    problems: list[str] = []
+    manager = _contract(raws[0], cfg.manager_stack, "fleet.manager.stack", problems)
+    workers = {w.name: _contract(raw, w.stack, f"fleet.workers[{i}].stack", problems)
+               for i, (w, raw) in enumerate(zip(cfg.workers, raws[1:]))}
+    if problems or manager is None:
+        raise FleetConfigError(problems)
+    try:
+        return plan(cfg, stack, manager, {k: v for k, v in workers.items() if v is not None})
+    except ConfigError as e:
+        raise FleetConfigError(e.problems) from None
+
+
+def _meta(obj: dict[str, Any], labels: pulumi.Output[dict[str, str]]) -> Any:
+    """An object's metadata with labels that wait for the plan (see the module's doc)."""
+    return {**obj["metadata"], "labels": labels}
+
+
+def _token(data: Any) -> str:
+    return base64.b64decode((data or {}).get("token", "")).decode()
+
+
+def _kubeconfig_text(worker: str) -> Callable[[list[Any]], str]:
+    def text(args: list[Any]) -> str:
+        raw, token = args
+        return access.kubeconfig(worker, raw["cluster"]["endpoint"],
+                                 raw["cluster"]["caCertificate"], token)
+    return text
+
+
+def _queues_of(worker: str) -> Callable[[FleetPlan], Any]:
+    return lambda p: p.worker_queues[worker]
+
+
+class Fleet(pulumi.ComponentResource):
+    def __init__(self, name: str, cfg: FleetConfig, stack: str, *, now: float,
+                 locate: Callable[[str], str] | None = None,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("accelstack:fleet:Fleet", name, None, opts)
+        me = pulumi.ResourceOptions(parent=self)
+        refs = [pulumi.StackReference(f"{name}-manager", stack_name=cfg.manager_stack, opts=me)]
+        refs += [pulumi.StackReference(f"{name}-{w.name}", stack_name=w.stack, opts=me)
+                 for w in cfg.workers]
+        # The contract holds the kubeconfig, so the engine may mark the whole output secret;
+        # only the kubeconfigs stay secret below.
+        raws = [pulumi.Output.unsecret(r.get_output(OUTPUT_NAME)) for r in refs]
+        planned: pulumi.Output[FleetPlan] = pulumi.Output.all(*raws).apply(
+            lambda values: resolve(cfg, stack, list(values), locate))
+        self.plan = planned
+        labels: pulumi.Output[dict[str, str]] = planned.apply(lambda _: dict(access.MANAGED))
+
+        def kubeconfig_of(index: int) -> pulumi.Output[str]:
+            return pulumi.Output.secret(raws[index].apply(lambda raw: str(raw["kubeconfig"])))
+
+        manager = k8s.Provider(f"{name}-manager-k8s", kubeconfig=kubeconfig_of(0),
+                               enable_server_side_apply=True, opts=me)
+        on_manager = pulumi.ResourceOptions(parent=self, provider=manager)
+        window = access.rotation_window(now, cfg.token_rotation_days)
+        kubeconfig_secrets = []
+        for i, w in enumerate(cfg.workers, start=1):
+            provider = k8s.Provider(f"{name}-{w.name}-k8s", kubeconfig=kubeconfig_of(i),
+                                    enable_server_side_apply=True, opts=me)
+            on_worker = pulumi.ResourceOptions(parent=self, provider=provider)
+            sa = access.service_account(cfg.name)
+            account = k8s.core.v1.ServiceAccount(
+                f"{name}-{w.name}-account", opts=on_worker,
+                metadata=_meta(sa, labels),
+                automount_service_account_token=False)
+            role = access.cluster_role(cfg.name)
+            k8s.rbac.v1.ClusterRole(f"{name}-{w.name}-role", opts=on_worker,
+                                    metadata=_meta(role, labels),
+                                    rules=role["rules"])
+            binding = access.cluster_role_binding(cfg.name)
+            k8s.rbac.v1.ClusterRoleBinding(f"{name}-{w.name}-binding", opts=on_worker,
+                                           metadata=_meta(binding, labels),
+                                           role_ref=binding["roleRef"],
+                                           subjects=binding["subjects"])
+            tok = access.token_secret(cfg.name, window)
+            # pulumi-kubernetes waits until the token controller has filled the Secret
+            # (provider/pkg/await/awaiters.go untilCoreV1SecretInitialized).
+            token_secret = k8s.core.v1.Secret(
+                f"{name}-{w.name}-token", type=tok["type"],
+                metadata=_meta(tok, labels),
+                opts=pulumi.ResourceOptions(parent=self, provider=provider,
+                                            depends_on=[account]))
+            token_data: pulumi.Output[str] = token_secret.data.apply(_token)
+            token: pulumi.Output[str] = pulumi.Output.secret(token_data)
+            text: pulumi.Output[Any] = pulumi.Output.all(raws[i], token).apply(
+                _kubeconfig_text(w.name))
+            secret = access.kubeconfig_secret(w.name, "")
+            kubeconfig_secrets.append(k8s.core.v1.Secret(
+                f"{name}-{w.name}-kubeconfig", type=secret["type"], opts=on_manager,
+                metadata=_meta(secret, labels),
+                string_data={access.KUBECONFIG_KEY: pulumi.Output.secret(text)}))
+            k8s.yaml.v2.ConfigGroup(
+                f"{name}-{w.name}-queues", opts=on_worker,
+                objs=planned.apply(_queues_of(w.name)))
+        k8s.yaml.v2.ConfigGroup(
+            f"{name}-manager-objects",
+            opts=pulumi.ResourceOptions(parent=self, provider=manager,
+                                        depends_on=kubeconfig_secrets),
+            objs=planned.apply(lambda p: p.manager_objects))
+        self.register_outputs({"name": cfg.name})

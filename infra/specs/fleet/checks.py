@@ -1,0 +1,134 @@
+"""What the fleet's referenced stacks must satisfy, checked once their outputs are read.
+
+Each problem names the config key it comes from (``fleet.workers[1]``) and what to change.
+Pure: contracts in, messages out; must not import pulumi.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Mapping
+
+from infra.config.fleet import FleetConfig
+from infra.contract.fleet import placement, pool_key
+from infra.contract.outputs import StackOutputs
+
+
+def namespaces(cfg: FleetConfig, workers: Mapping[str, StackOutputs]) -> tuple[str, ...]:
+    """The mirrored namespaces: ``fleet.namespaces``, or the workers' common workload
+    namespace when the config names none."""
+    if cfg.namespaces:
+        return cfg.namespaces
+    found = sorted({o.workload_namespace for o in workers.values()})
+    return tuple(found[:1])
+
+
+def queue_name(workers: Mapping[str, StackOutputs], namespace: str) -> str | None:
+    """The LocalQueue every worker has in ``namespace`` (None when they differ or lack one)."""
+    names = {o.local_queue(namespace).name if o.local_queue(namespace) else None  # type: ignore[union-attr]
+             for o in workers.values()}
+    return names.pop() if len(names) == 1 else None
+
+
+def problems(cfg: FleetConfig, manager: StackOutputs,
+             workers: Mapping[str, StackOutputs]) -> list[str]:
+    out: list[str] = []
+    where = {w.name: f"fleet.workers[{i}]" for i, w in enumerate(cfg.workers)}
+    regions = {o.cluster.location for o in workers.values()}
+    for w in cfg.workers:
+        o = workers[w.name]
+        at = where[w.name]
+        # MultiKueue copies the Workload and the JobSet as the manager's Kueue and JobSet
+        # read them; a worker of another version may read them otherwise (Kueue's
+        # setup_multikueue.md installs one version everywhere).
+        if o.kueue_version != manager.kueue_version:
+            out.append(f"{at}: worker {w.name} ({w.stack}) runs Kueue {o.kueue_version}, the "
+                       f"manager {manager.kueue_version}; set the same addons.kueueVersion in "
+                       "both stacks")
+        if o.jobset_version != manager.jobset_version:
+            out.append(f"{at}: worker {w.name} ({w.stack}) runs JobSet {o.jobset_version}, the "
+                       f"manager {manager.jobset_version}; set the same addons.jobsetVersion in "
+                       "both stacks")
+        if not any(p.kind != "cpu" for p in o.slice_pools):
+            out.append(f"{at}: worker {w.name} ({w.stack}) has no TPU or GPU slice pool; a "
+                       "fleet dispatches accelerator workloads only")
+        if w.name in regions:
+            out.append(f"{at}.name: {w.name!r} is also a region of the fleet; its queues would "
+                       "share names with the region's: name the worker otherwise")
+        out += _access(cfg, at, w.name, o)
+    ns_list = namespaces(cfg, workers)
+    if not cfg.namespaces and len({o.workload_namespace for o in workers.values()}) > 1:
+        found = ", ".join(f"{n}: {o.workload_namespace}" for n, o in workers.items())
+        out.append(f"fleet.namespaces: not given, and the workers' workload namespaces differ "
+                   f"({found}); list the namespaces to mirror")
+    for ns in ns_list:
+        for w in cfg.workers:
+            o = workers[w.name]
+            if o.local_queue(ns) is None:
+                have = ", ".join(sorted(q.namespace for q in o.local_queues)) or "none"
+                out.append(f"{where[w.name]}: namespace {ns!r} is missing on worker {w.name} "
+                           f"({w.stack}; its queue namespaces: {have}); MultiKueue needs every "
+                           "mirrored namespace and its LocalQueue on every worker")
+        if all(workers[w.name].local_queue(ns) for w in cfg.workers) and \
+                queue_name(workers, ns) is None:
+            names = ", ".join(f"{n}: {o.local_queue(ns).name}"  # type: ignore[union-attr]
+                              for n, o in workers.items())
+            out.append(f"fleet.namespaces: the LocalQueue of namespace {ns!r} differs between "
+                       f"workers ({names}); MultiKueue keeps the queue name, so the queue is "
+                       "missing on some: give every worker the same queues.localQueue")
+        name = queue_name(workers, ns)
+        mine = manager.local_queue(ns)
+        if name is not None and mine is not None:
+            out.append(f"fleet.manager.stack: the manager stack already has LocalQueue "
+                       f"{ns}/{mine.name} of its own; the fleet's queues take that namespace: "
+                       "give the manager stack another queues.namespace")
+    out += _placements(cfg, workers)
+    return out
+
+
+def _access(cfg: FleetConfig, at: str, name: str, o: StackOutputs) -> list[str]:
+    """Can the manager reach the worker's control plane? MultiKueue's kubeconfig must name
+    the server by address with its CA data and a bearer token (Kueue v0.19.2
+    multikueuecluster.go validateKubeconfig: exec plugins, token files and CA file paths are
+    refused), so the manager calls the worker's IP endpoint; master authorized networks
+    apply to it (GKE: "Add authorized networks for control plane access")."""
+    c = o.cluster
+    if c.private_endpoint:
+        return [f"{at}: worker {name} has privateEndpoint on: its control plane answers only "
+                "inside its own VPC network, which the manager is not in; turn "
+                "privateEndpoint off on the worker and let the manager in through "
+                "masterAuthorizedNetworks"]
+    if c.authorized_networks is None:
+        return []
+    if not cfg.manager_egress:
+        return [f"{at}: worker {name} limits its control plane to masterAuthorizedNetworks; "
+                "give fleet.managerEgress (the manager's Cloud NAT addresses) so the fleet can "
+                "check that the manager is let in"]
+    allowed = [ipaddress.ip_network(a) for a in c.authorized_networks]
+    out = []
+    for cidr in cfg.manager_egress:
+        net = ipaddress.ip_network(cidr)
+        if not any(net.version == a.version and net.subnet_of(a)  # type: ignore[arg-type]
+                   for a in allowed):
+            out.append(f"{at}: worker {name}'s masterAuthorizedNetworks do not let the manager "
+                       f"in from {cidr} (fleet.managerEgress); add it to the worker stack's "
+                       "masterAuthorizedNetworks")
+    return out
+
+
+def _placements(cfg: FleetConfig, workers: Mapping[str, StackOutputs]) -> list[str]:
+    """Pools of one flavor key on two workers must place pods alike: the manager admits a
+    workload to the key, and MultiKueue may run it on either."""
+    seen: dict[str, tuple[str, tuple[object, ...]]] = {}
+    out = []
+    for w in cfg.workers:
+        for p in workers[w.name].slice_pools:
+            if p.kind == "cpu":
+                continue
+            key = pool_key(p)
+            first = seen.setdefault(key, (w.name, placement(p)))
+            if first[1] != placement(p):
+                out.append(f"fleet.workers: workers {first[0]} and {w.name} both have "
+                           f"{key} pools, but their nodes differ (labels, taints or "
+                           "networking); one workload cannot run on both")
+    return out
