@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import MINIMAL, ROOT, STACK_FILES
+from conftest import FLEET_FILES, MINIMAL, ROOT, STACK_FILES
 from infra.preview import harness
 from infra.policy import rules as policy
 from infra.preview import cli as preview
@@ -23,15 +23,16 @@ SNAPSHOTS = ROOT / "snapshots"
 
 @pytest.fixture(scope="module")
 def docs() -> dict[str, dict[str, Any]]:
-    return {harness.stack_name(p): preview.desired_state(p) for p in STACK_FILES}
+    return {harness.stack_name(p): preview.desired_state(p)
+            for p in STACK_FILES + FLEET_FILES}
 
 
 def test_every_stack_has_a_snapshot() -> None:
     assert sorted(p.stem for p in SNAPSHOTS.glob("*.yaml")) == sorted(
-        harness.stack_name(p) for p in STACK_FILES)
+        harness.stack_name(p) for p in STACK_FILES + FLEET_FILES)
 
 
-@pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", STACK_FILES + FLEET_FILES, ids=lambda p: p.name)
 def test_snapshot_is_current(path: Path, docs: dict[str, dict[str, Any]]) -> None:
     # A change to a stack's desired state must come with its regenerated snapshot
     # (`accelstack-preview --update-snapshots`), so the pull request shows it.
@@ -155,6 +156,11 @@ def test_check_snapshots_fails_on_an_unrecorded_change(project: Path) -> None:
     assert "v5e-spot: desired state differs from snapshots/v5e-spot.yaml:" in result.output
     assert "+ gcp:container/nodePool:NodePool v5litepod-16-2" in result.output
     assert runner.invoke(preview.main, ["--update-snapshots", "v5e-spot"]).exit_code == 0
+    # The example fleet reads v5e-spot as a worker: its quota follows the worker's slices.
+    result = runner.invoke(preview.main, ["--check-snapshots"])
+    assert result.exit_code == 1
+    assert "fleet: desired state differs from snapshots/fleet.yaml:" in result.output
+    assert runner.invoke(preview.main, ["--update-snapshots", "fleet"]).exit_code == 0
     assert runner.invoke(preview.main, ["--check-snapshots"]).exit_code == 0
 
 

@@ -37,3 +37,16 @@ def test_compute_domain_crd_is_the_installed_chart_version() -> None:
     crd = yaml.safe_load((SCHEMAS / "resource.nvidia.com_computedomains.yaml").read_text())
     assert crd["spec"]["group"] == "resource.nvidia.com"
     assert [v["name"] for v in crd["spec"]["versions"] if v["served"]] == ["v1beta1"]
+
+
+def test_multikueue_crds_are_the_installed_kueue_version() -> None:
+    from infra.config.addons import DEFAULT_KUEUE_VERSION
+
+    for name in ("kueue.x-k8s.io_multikueueclusters.yaml",
+                 "kueue.x-k8s.io_multikueueconfigs.yaml"):
+        version, _ = _readme_rows()[name]
+        assert version == DEFAULT_KUEUE_VERSION
+        crd = yaml.safe_load((SCHEMAS / name).read_text())
+        assert crd["spec"]["group"] == "kueue.x-k8s.io"
+        # v1beta2 is the storage version at v0.19.2; v1beta1 is served but deprecated.
+        assert [v["name"] for v in crd["spec"]["versions"] if v.get("storage")] == ["v1beta2"]

@@ -117,6 +117,11 @@ def desired_state(path: Path) -> dict[str, Any]:
     ev = harness.evaluate_file(path)
     resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
                   "inputs": _mask(r.inputs)} for r in ev.resources]
+    if not hasattr(ev.config, "policy"):
+        # A fleet stack (docs/fleets.md) declares no cluster: the cluster rules do not apply.
+        return {"stack": harness.stack_name(path), "resources": resources,
+                "outputs": harness.plain_outputs(ev),
+                "policy": {"findings": [], "waivers": {}}}
     items = [policy.Item(r["type"], r["name"], r["inputs"]) for r in resources]
     # Every key of the stack file (all namespaces) for the rules on config itself.
     stack_config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}

@@ -8,5 +8,8 @@
                 AdmissionChecks, flavors, ClusterQueues and LocalQueues per scope
     plan.py     the whole plan from the config and the contracts, and the fleet's outputs
 
-Facts and their sources are in each module. Must not import pulumi.
+Facts and their sources are in each module.
+
+May import: infra.specs, infra.config, infra.catalog, infra.contract
+Must not import: pulumi, pulumi_gcp, pulumi_kubernetes, kubernetes, click, submit
 """

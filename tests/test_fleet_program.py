@@ -1,0 +1,342 @@
+"""Fleet stacks under the SDK's mock engine: the example fleet (a manager and two worker
+stacks, read through StackReferences) and a fleet of three workers in three regions;
+every object validated against its CRD (MultiKueue's from tests/schemas/)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+import schema
+from conftest import FLEET_FILES, MINIMAL, STACKS_DIR
+from infra.components.fleet import FleetConfigError
+from infra.contract import fleet as fleet_contract
+from infra.preview import harness
+from infra.program import StackConfigError
+from infra.specs.fleet import access
+
+SA = "kubernetes:core/v1:ServiceAccount"
+SECRET = "kubernetes:core/v1:Secret"
+ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
+BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
+GROUP = "kubernetes:yaml/v2:ConfigGroup"
+PROVIDER = "pulumi:providers:kubernetes"
+REF = "pulumi:pulumi:StackReference"
+
+
+def _worker(name: str, region: str, **overrides: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(MINIMAL)
+    raw.update(region=region, zones=[f"{region}-a"], clusterName=name,
+               slices=[{"accelerator": "v5litepod-16", "count": 2,
+                        "capacity": {"mode": "spot"}}])
+    raw.update(overrides)
+    return raw
+
+
+def _outputs(raw: dict[str, Any], stack: str) -> dict[str, Any]:
+    return harness.plain_outputs(harness.evaluate(raw, stack), reveal=True)
+
+
+MANAGER = {**copy.deepcopy(MINIMAL), "clusterName": "mgr",
+           "slices": [{"accelerator": "n2-standard-8-1", "count": 1}],
+           "queues": {"namespace": "ops"}}
+
+
+@pytest.fixture(scope="module")
+def three() -> dict[str, Any]:
+    """Outputs of a manager and three worker stacks in three regions."""
+    return {
+        "org/p/mgr": _outputs(MANAGER, "mgr"),
+        "org/p/w1": _outputs(_worker("w1", "us-west4"), "w1"),
+        "org/p/w2": _outputs(_worker("w2", "us-east5"), "w2"),
+        "org/p/w3": _outputs(_worker("w3", "europe-west4",
+                                     slices=[{"accelerator": "v5litepod-16", "count": 1,
+                                              "capacity": {"mode": "spot"}},
+                                             {"accelerator": "v6e-16", "count": 1}]), "w3"),
+    }
+
+
+def _fleet(**overrides: Any) -> dict[str, Any]:
+    fleet: dict[str, Any] = {
+        "name": "research", "manager": {"stack": "org/p/mgr"},
+        "workers": [{"name": "a", "stack": "org/p/w1"}, {"name": "b", "stack": "org/p/w2"},
+                    {"name": "c", "stack": "org/p/w3"}]}
+    fleet.update(overrides)
+    return {"fleet": fleet}
+
+
+def _objects(ev: harness.Evaluation, group: str) -> list[dict[str, Any]]:
+    return list(harness._plain(ev.named(group, GROUP).inputs)["objs"])
+
+
+@pytest.fixture(scope="module")
+def example() -> harness.Evaluation:
+    [path] = [p for p in FLEET_FILES if p.name == "Pulumi.fleet.yaml"]
+    return harness.evaluate_file(path)
+
+
+@pytest.fixture(scope="module")
+def fleet3(three: dict[str, Any]) -> harness.Evaluation:
+    return harness.evaluate_fleet(_fleet(), "fleet3", three)
+
+
+# ----------------------------------------------------------------------------------
+# The example fleet stack
+
+
+def test_reads_the_manager_and_every_worker_through_stack_references(
+        example: harness.Evaluation) -> None:
+    assert sorted(r.inputs["name"] for r in example.of_type(REF)) == [
+        "my-org/accelstack/fleet-east", "my-org/accelstack/fleet-manager",
+        "my-org/accelstack/v5e-spot"]
+    assert sorted(r.name for r in example.of_type(PROVIDER)) == [
+        "fleet-east-k8s", "fleet-manager-k8s", "fleet-west-k8s"]
+    # Each provider talks to its cluster with the kubeconfig of that stack's contract.
+    outputs = harness.referenced_outputs(STACKS_DIR, "v5e-spot")
+    assert outputs is not None
+    kube = example.named("fleet-west-k8s", PROVIDER).inputs["kubeconfig"]
+    assert isinstance(kube, harness.Secret)
+    assert kube.value == outputs["accelstack"]["kubeconfig"]
+
+
+def test_every_object_validates_against_its_schema(example: harness.Evaluation,
+                                                   fleet3: harness.Evaluation) -> None:
+    for ev in (example, fleet3):
+        for r in ev.of_type(GROUP):
+            for obj in harness._plain(r.inputs)["objs"]:
+                schema.validate(obj)
+        for r in ev.of_type(SA) + ev.of_type(ROLE) + ev.of_type(BINDING) + ev.of_type(SECRET):
+            schema.validate(harness._plain(r.inputs))
+
+
+def test_worker_access_is_the_documented_role_for_jobs_and_jobsets_only(
+        example: harness.Evaluation) -> None:
+    role = harness._plain(example.named("fleet-west-role", ROLE).inputs)
+    groups = {(g, tuple(r["resources"])): r["verbs"] for r in role["rules"]
+              for g in r["apiGroups"]}
+    assert groups == {
+        ("batch", ("jobs",)): ["create", "delete", "get", "list", "watch"],
+        ("batch", ("jobs/status",)): ["get"],
+        ("jobset.x-k8s.io", ("jobsets",)): ["create", "delete", "get", "list", "watch"],
+        ("jobset.x-k8s.io", ("jobsets/status",)): ["get"],
+        ("kueue.x-k8s.io", ("workloads",)): ["create", "delete", "get", "list", "watch",
+                                             "update", "patch"],
+        ("kueue.x-k8s.io", ("clusterqueues", "localqueues")): ["get", "list", "watch"],
+        ("kueue.x-k8s.io", ("workloads/status",)): ["get", "patch", "update"],
+    }
+    binding = harness._plain(example.named("fleet-west-binding", BINDING).inputs)
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "multikueue-research",
+                                    "namespace": "kueue-system"}]
+    account = harness._plain(example.named("fleet-west-account", SA).inputs)
+    assert account["metadata"]["namespace"] == "kueue-system"
+    assert account["automountServiceAccountToken"] is False
+    token = harness._plain(example.named("fleet-west-token", SECRET).inputs)
+    assert token["type"] == "kubernetes.io/service-account-token"
+    assert token["metadata"]["annotations"] == {
+        "kubernetes.io/service-account.name": "multikueue-research"}
+
+
+def test_manager_kubeconfig_secret_holds_a_token_kubeconfig_kueue_accepts(
+        example: harness.Evaluation) -> None:
+    secret = example.named("fleet-west-kubeconfig", SECRET).inputs
+    assert secret["metadata"]["namespace"] == "kueue-system"
+    assert secret["metadata"]["name"] == "multikueue-west"
+    data = secret["stringData"]
+    assert isinstance(data, harness.Secret)  # the token never shows in a diff
+    config = yaml.safe_load(data.value["kubeconfig"])
+    outputs = harness.referenced_outputs(STACKS_DIR, "v5e-spot")
+    assert outputs is not None
+    cluster = outputs["accelstack"]["cluster"]
+    # Kueue v0.19.2 validateKubeconfig: CA data (no file), a server address, a bearer
+    # token; no exec plugin, token file or insecure flag.
+    assert config["clusters"][0]["cluster"] == {
+        "server": f"https://{cluster['endpoint']}",
+        "certificate-authority-data": cluster["caCertificate"]}
+    assert config["users"][0]["user"] == {"token": harness.PREVIEW_TOKEN}
+    objs = _objects(example, "fleet-manager-objects")
+    [mkc] = [o for o in objs if o["kind"] == "MultiKueueCluster"
+             and o["metadata"]["name"] == "west"]
+    assert mkc["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    assert mkc["spec"] == {"clusterSource": {"kubeConfig": {
+        "locationType": "Secret", "location": "multikueue-west"}}}
+
+
+def test_tokens_rotate_with_the_window(three: dict[str, Any]) -> None:
+    day = 86400.0
+    start = 400 * 30 * day  # the start of a 30-day window
+    names = []
+    for now in (start, start + 29 * day, start + 30 * day):
+        ev = harness.evaluate_fleet(_fleet(tokenRotationDays=30), "f", three, now=now)
+        names.append(harness._plain(ev.named("fleet-a-token", SECRET).inputs)
+                     ["metadata"]["name"])
+    assert names[0] == names[1] != names[2]
+    assert names[0] == access.token_secret_name("research", 400)
+
+
+# ----------------------------------------------------------------------------------
+# A fleet of three workers in three regions
+
+
+def _by_kind(objs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in objs if o["kind"] == kind}
+
+
+def test_scopes_all_workers_each_worker_and_each_region(fleet3: harness.Evaluation) -> None:
+    objs = _objects(fleet3, "fleet-manager-objects")
+    configs = _by_kind(objs, "MultiKueueConfig")
+    assert {k: v["spec"]["clusters"] for k, v in configs.items()} == {
+        "research": ["a", "b", "c"], "research-a": ["a"], "research-b": ["b"],
+        "research-c": ["c"], "research-europe-west4": ["c"], "research-us-east5": ["b"],
+        "research-us-west4": ["a"]}
+    checks = _by_kind(objs, "AdmissionCheck")
+    assert set(checks) == set(configs)
+    for name, check in checks.items():
+        assert check["spec"] == {"controllerName": "kueue.x-k8s.io/multikueue", "parameters": {
+            "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": name}}
+    cqs = _by_kind(objs, "ClusterQueue")
+    for name, cq in cqs.items():
+        assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": name}]}
+        assert cq["spec"]["cohortName"] == "research"
+    lqs = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]["clusterQueue"]
+           for o in objs if o["kind"] == "LocalQueue"}
+    assert lqs[("training", "main")] == "research"
+    assert lqs[("training", "main-b")] == "research-b"
+    assert lqs[("training", "main-europe-west4")] == "research-europe-west4"
+    [ns] = [o for o in objs if o["kind"] == "Namespace"]
+    assert ns["metadata"]["labels"]["accelstack.dev/kueue-managed"] == "true"
+
+
+def _quota(cq: dict[str, Any], flavor: str, resource: str) -> dict[str, Any]:
+    [group] = cq["spec"]["resourceGroups"]
+    [f] = [f for f in group["flavors"] if f["name"] == flavor]
+    [r] = [r for r in f["resources"] if r["name"] == resource]
+    return dict(r)
+
+
+def test_manager_quota_is_the_workers_total_and_a_worker_queue_never_borrows(
+        fleet3: harness.Evaluation) -> None:
+    cqs = _by_kind(_objects(fleet3, "fleet-manager-objects"), "ClusterQueue")
+    flavors = _by_kind(_objects(fleet3, "fleet-manager-objects"), "ResourceFlavor")
+    assert set(flavors) == {"v5litepod-16-spot", "v6e-16-on-demand"}
+    # a: two v5e-16 slices (32 chips), b: two (32), c: one (16) and one v6e-16 (16).
+    assert _quota(cqs["research-a"], "v5litepod-16-spot", "google.com/tpu") == {
+        "name": "google.com/tpu", "nominalQuota": 32, "borrowingLimit": 0}
+    assert _quota(cqs["research-c"], "v6e-16-on-demand", "google.com/tpu")["nominalQuota"] \
+        == 16
+    assert _quota(cqs["research-a"], "v6e-16-on-demand", "google.com/tpu")["nominalQuota"] \
+        == 0
+    everyone = _quota(cqs["research"], "v5litepod-16-spot", "google.com/tpu")
+    assert everyone == {"name": "google.com/tpu", "nominalQuota": 0}  # borrows the cohort's
+    total = sum(_quota(cqs[f"research-{w}"], "v5litepod-16-spot", "google.com/tpu")
+                ["nominalQuota"] for w in "abc")
+    assert total == 80
+
+
+def test_worker_mirrors_the_queues_that_can_send_it_work(fleet3: harness.Evaluation) -> None:
+    queues = _objects(fleet3, "fleet-c-queues")
+    assert {(q["metadata"]["namespace"], q["metadata"]["name"]): q["spec"]["clusterQueue"]
+            for q in queues} == {("training", "main-c"): "cluster-queue",
+                                 ("training", "main-europe-west4"): "cluster-queue"}
+
+
+def test_outputs_load_as_a_manager_view(fleet3: harness.Evaluation,
+                                        three: dict[str, Any]) -> None:
+    assert {"accelstackFleet.manager", "accelstackFleet.workers"} <= fleet3.secret_outputs
+    view = fleet_contract.load_fleet(harness.plain_outputs(fleet3, reveal=True))
+    assert view.fleet is not None and [w.name for w in view.fleet.workers] == ["a", "b", "c"]
+    assert view.kubeconfig == three["org/p/mgr"]["accelstack"]["kubeconfig"]
+    assert {p.name: p.slice_count for p in view.slice_pools} == {
+        "v5litepod-16-spot": 2, "v6e-16-on-demand": 1}
+    assert [w.name for w in fleet_contract.offering(view.fleet, "v6e-16-on-demand")] == ["c"]
+    assert view.local_queue("training") is not None
+    assert view.local_queue("training").cluster_queue == "research"  # type: ignore[union-attr]
+
+
+# ----------------------------------------------------------------------------------
+# Refusals: config alone, then the referenced contracts
+
+
+@pytest.mark.parametrize("fleet,message", [
+    ({"workers": [{"name": "a", "stack": "org/p/w1"}, {"name": "a", "stack": "org/p/w2"}]},
+     "fleet.workers[1].name: 'a' is a duplicate worker: workers[0] has that name"),
+    ({"workers": [{"name": "a", "stack": "org/p/w1"}, {"name": "b", "stack": "org/p/w1"}]},
+     "fleet.workers[1].stack: 'org/p/w1' is a duplicate worker: workers[0] is that stack"),
+    ({"workers": [{"name": "a", "stack": "org/p/mgr"}]},
+     "fleet.workers[0].stack: 'org/p/mgr' is the manager stack: the manager cannot be one of "
+     "its own workers (a cycle MultiKueue does not support)"),
+    ({"workers": [{"name": "a", "stack": "org/p/f"}]},
+     "fleet.workers[0].stack: 'org/p/f' is this fleet stack itself (a cycle)"),
+    ({"workers": []}, "fleet.workers: is empty; a fleet needs at least one worker stack"),
+    ({"managerEgress": ["10.0.0.1/8"]},
+     "fleet.managerEgress[0]: '10.0.0.1/8' is not a CIDR block such as 203.0.113.4/32"),
+])
+def test_config_refusals(three: dict[str, Any], fleet: dict[str, Any], message: str) -> None:
+    with pytest.raises(StackConfigError) as e:
+        harness.evaluate_fleet(_fleet(**fleet), "f", three)
+    assert message in e.value.problems
+
+
+def _refused(three: dict[str, Any], refs: dict[str, Any], **fleet: Any) -> list[str]:
+    with pytest.raises(FleetConfigError) as e:
+        harness.evaluate_fleet(_fleet(**fleet), "f", {**three, **refs})
+    return e.value.problems
+
+
+def test_version_mismatch_is_refused(three: dict[str, Any]) -> None:
+    old = _outputs(_worker("w2", "us-east5", addons={"kueueVersion": "v0.18.0"}), "w2")
+    assert _refused(three, {"org/p/w2": old}) == [
+        "fleet.workers[1]: worker b (org/p/w2) runs Kueue v0.18.0, the manager v0.19.2; set "
+        "the same addons.kueueVersion in both stacks"]
+
+
+def test_missing_namespace_and_differing_queue_are_refused(three: dict[str, Any]) -> None:
+    other_ns = _outputs(_worker("w2", "us-east5", queues={"namespace": "jobs"}), "w2")
+    problems = _refused(three, {"org/p/w2": other_ns}, namespaces=["training"])
+    assert problems == [
+        "fleet.workers[1]: namespace 'training' is missing on worker b (org/p/w2; its queue "
+        "namespaces: jobs); MultiKueue needs every mirrored namespace and its LocalQueue on "
+        "every worker"]
+    other_queue = _outputs(_worker("w2", "us-east5", queues={"localQueue": "q"}), "w2")
+    problems = _refused(three, {"org/p/w2": other_queue})
+    assert problems == [
+        "fleet.namespaces: the LocalQueue of namespace 'training' differs between workers "
+        "(a: main, b: q, c: main); MultiKueue keeps the queue name, so the queue is missing "
+        "on some: give every worker the same queues.localQueue"]
+
+
+def test_a_fleet_as_a_worker_is_a_cycle(three: dict[str, Any]) -> None:
+    problems = _refused(three, {"org/p/w3": {"accelstackFleet": {"name": "x"}}})
+    assert problems == [
+        "fleet.workers[2].stack: stack 'org/p/w3' has no 'accelstack' output: it is not an "
+        "accelstack cluster stack, or not deployed yet (a fleet stack cannot be the manager "
+        "or a worker of a fleet: that would be a cycle)"]
+
+
+def test_the_manager_must_be_let_in(three: dict[str, Any]) -> None:
+    walled = _outputs(_worker("w1", "us-west4", masterAuthorizedNetworks=[
+        {"cidr": "10.0.0.0/8", "name": "corp"}]), "w1")
+    assert _refused(three, {"org/p/w1": walled}) == [
+        "fleet.workers[0]: worker a limits its control plane to masterAuthorizedNetworks; give "
+        "fleet.managerEgress (the manager's Cloud NAT addresses) so the fleet can check that "
+        "the manager is let in"]
+    assert _refused(three, {"org/p/w1": walled}, managerEgress=["203.0.113.8/29"]) == [
+        "fleet.workers[0]: worker a's masterAuthorizedNetworks do not let the manager in from "
+        "203.0.113.8/29 (fleet.managerEgress); add it to the worker stack's "
+        "masterAuthorizedNetworks"]
+    private = _outputs(_worker("w1", "us-west4", privateNodes=True, privateEndpoint=True),
+                       "w1")
+    [problem] = _refused(three, {"org/p/w1": private})
+    assert problem.startswith("fleet.workers[0]: worker a has privateEndpoint on")
+
+
+def test_refused_fleet_names_the_stack_file_line(tmp_path: Any) -> None:
+    text = (STACKS_DIR / "Pulumi.fleet.yaml").read_text().replace(
+        "my-org/accelstack/fleet-east", "my-org/accelstack/fleet-manager")
+    (tmp_path / "Pulumi.fleet.yaml").write_text(text)
+    with pytest.raises(StackConfigError) as e:
+        harness.evaluate_file(tmp_path / "Pulumi.fleet.yaml")
+    [problem] = e.value.problems
+    assert problem.startswith(f"{tmp_path / 'Pulumi.fleet.yaml'}:15: fleet.workers[1].stack: ")
