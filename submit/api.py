@@ -102,6 +102,8 @@ class Workload:
     pathways: bool = False  # a Pathways JobSet (submit/render/pathways.py)
     headless: bool = False  # with pathways: no user container
     elastic_slices: int | None = None  # with pathways: slices that may fail and come back
+    fleet_worker: str | None = None  # a fleet: only this worker (docs/fleets.md)
+    fleet_region: str | None = None  # a fleet: only the workers of this region
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

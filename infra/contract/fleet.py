@@ -226,6 +226,10 @@ def load_fleet(data: Any) -> StackOutputs:
 
 
 def _nested(data: Mapping[str, Any], path: str) -> StackOutputs:
+    if "kubeconfig" in data and not isinstance(data["kubeconfig"], str):
+        # The contract's own message would quote the value: a kubeconfig's credentials.
+        raise ContractError(f"{path}.kubeconfig: not a string (its content is not shown: it "
+                            "holds credentials)")
     try:
         return load(data)
     except ContractError as e:

@@ -23,6 +23,8 @@ _COMMANDS = {
                      "List the accelerator catalog or what a stack offers; resolve names."),
     "cluster": ("submit.cli.cluster", "cluster",
                 "The stack's cluster for other tools: kubeconfig credentials for kubectl."),
+    "fleet": ("submit.cli.fleet", "fleet",
+              "A fleet of clusters behind one queue (Kueue MultiKueue): its clusters and quota."),
     "workload": ("submit.cli.workload", "workload",
                  "Run training workloads as JobSets on a stack's cluster."),
     "run": ("submit.cli.run", "run",

@@ -37,6 +37,7 @@ class Context:
         self.namespace = namespace
         self._outputs: Any = None
         self._cluster: Any = None
+        self._workers: dict[str, Any] = {}
 
     @property
     def outputs(self) -> Any:
@@ -63,6 +64,23 @@ class Context:
             except KubeError as e:
                 raise click.ClickException(str(e)) from None
         return self._cluster
+
+
+    def worker_cluster(self, name: str) -> Any:
+        """A fleet worker's cluster, reached with the kubeconfig of its own contract (the
+        user's credentials, as for the manager; docs/fleets.md)."""
+        if name not in self._workers:
+            from submit.cluster.kube import Cluster, KubeError
+
+            fleet = self.outputs.fleet
+            worker = fleet.worker(name) if fleet is not None else None
+            if worker is None:
+                raise click.ClickException(f"{name!r} is not a worker of this fleet")
+            try:
+                self._workers[name] = Cluster(worker.outputs.kubeconfig)
+            except KubeError as e:
+                raise click.ClickException(f"worker {name}: {e}") from None
+        return self._workers[name]
 
 
 pass_ctx = click.make_pass_decorator(Context)

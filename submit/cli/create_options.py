@@ -83,6 +83,10 @@ _OPTIONS = [
                        "the workload."),
     namespace_option,
     click.option("--queue", help="LocalQueue (default: the namespace's queue)."),
+    click.option("--fleet-worker", metavar="NAME",
+                  help="A fleet: run only on this worker cluster (docs/fleets.md)."),
+    click.option("--fleet-region", metavar="REGION",
+                  help="A fleet: run only on the worker clusters of this region."),
     click.option("--dry-run", is_flag=True, help="Print the objects; apply nothing."),
     click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
                   show_default=True, help="Format of --dry-run and --export (several objects: "
@@ -144,6 +148,8 @@ class CreateOptions(NamedTuple):
     replace: bool
     after: str | None = None
     resolve_image: bool = True
+    fleet_worker: str | None = None
+    fleet_region: str | None = None
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -159,7 +165,8 @@ class CreateOptions(NamedTuple):
             config_file=self.config_file, shm_size=self.shm_size, cpu=self.cpu,
             memory=self.memory, mount_service_account_token=self.mount_service_account_token,
             add_capability=self.add_capability, mount=self.mount, pathways=self.pathways,
-            headless=self.headless, elastic_slices=self.elastic_slices)
+            headless=self.headless, elastic_slices=self.elastic_slices,
+            fleet_worker=self.fleet_worker, fleet_region=self.fleet_region)
 
     @property
     def builds_image(self) -> bool:

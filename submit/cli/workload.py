@@ -85,6 +85,11 @@ def create(ctx: Context, /, **options: Any) -> None:
         node_version = _node_version(ctx, o)
         if node_version is not None:  # the floors again, against what the nodes run
             objs = wl.render(ctx.outputs, node_version)
+        fleet = ctx.outputs.fleet
+        if fleet is not None:
+            able = wl.spec(ctx.outputs).fleet_workers
+            click.echo(f"fleet {fleet.name}: workers that can run it: {', '.join(able)} "
+                       "(MultiKueue runs it on the first to admit it)", err=True)
     if not o.builds_image:
         from submit.cli.image_pin import resolve_all
         from submit.render.jobset import pin_images

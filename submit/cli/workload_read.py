@@ -35,7 +35,15 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     _add_sources(ctx, cluster, ns, jobsets, rows)
     from submit.cli.output import emit
 
-    emit(rows, fmt, st.LIST_COLUMNS[:3] + (("SOURCE", "source"),) + st.LIST_COLUMNS[3:])
+    columns = st.LIST_COLUMNS[:3] + (("SOURCE", "source"),) + st.LIST_COLUMNS[3:]
+    if ctx.outputs.fleet is not None:
+        from submit.state import fleet as fl
+
+        # A fleet: the worker MultiKueue dispatched each workload to.
+        for js, row in zip(jobsets, rows):
+            row["worker"] = fl.worker(st.kueue_workload(js, kueue))
+        columns = columns + (("WORKER", "worker"),)
+    emit(rows, fmt, columns)
 
 
 def _add_sources(ctx: Context, cluster: Any, ns: str, jobsets: list[dict[str, Any]],
@@ -91,9 +99,19 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
     if js is None:
         raise click.ClickException(f"workload {name} not found in namespace {ns}")
     kueue = kube_call(lambda: cluster.list_workloads(ns))
-    pods = kube_call(lambda: cluster.list_pods(ns, f"jobset.sigs.k8s.io/jobset-name={name}"))
-    events = kube_call(lambda: cluster.events(ns, "JobSet", name))
     wl = st.kueue_workload(js, kueue)
+    fleet_lines: list[str] = []
+    fleet_verdict = None
+    pods_on = cluster
+    if ctx.outputs.fleet is not None:
+        from submit.cli import fleet_read
+        from submit.state import fleet as fl
+
+        fleet_lines, fleet_verdict = fleet_read.describe_lines(ctx, ns, wl, st.jobset_state(js))
+        if fl.worker(wl):  # the pods and their events are on the worker
+            pods_on = ctx.worker_cluster(str(fl.worker(wl)))
+    pods = kube_call(lambda: pods_on.list_pods(ns, f"jobset.sigs.k8s.io/jobset-name={name}"))
+    events = kube_call(lambda: cluster.events(ns, "JobSet", name))
     if wl is not None:
         wl_name = wl["metadata"]["name"]
         events += kube_call(lambda: cluster.events(ns, "Workload", wl_name))
@@ -101,38 +119,44 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
         from submit.cli.output import emit
         from submit.state.describe_data import describe_data
 
-        _, pending, pod_events = _pending_facts(cluster, ns, js, pods)
+        _, pending, pod_events = _pending_facts(cluster, ns, js, pods, pods_on)
         emit(describe_data(js, wl, pods, events, pending, pod_events), fmt)
         return
     click.echo(st.describe(js, wl, pods, events, now=time.time()), nl=False)
-    click.echo(_why_pending(cluster, ns, js, wl, pods, ctx.outputs))
+    if fleet_lines:
+        click.echo("\n".join(fleet_lines))
+    click.echo(_why_pending(cluster, ns, js, wl, pods, ctx.outputs, pods_on, fleet_verdict))
 
 
 MAX_POD_EVENTS = 8  # pods whose events describe reads (the first ones tell the story)
 
 
-def _pending_facts(cluster: Any, ns: str, js: dict[str, Any], pods: list[dict[str, Any]]
+def _pending_facts(cluster: Any, ns: str, js: dict[str, Any], pods: list[dict[str, Any]],
+                   pods_on: Any = None
                    ) -> tuple[str | None, list[dict[str, Any]] | None, list[dict[str, Any]]]:
-    """The queue, Kueue's pending list for it (None: not known) and the pods' events."""
+    """The queue, Kueue's pending list for it (None: not known) and the pods' events
+    (read on ``pods_on``, the cluster the pods are on: a fleet's worker)."""
     queue = (js["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name")
     pending = kube_call(lambda: cluster.pending_workloads(
         f"namespaces/{ns}/localqueues/{queue}")) if queue else None
     pod_events: list[dict[str, Any]] = []
     for pod in pods[:MAX_POD_EVENTS]:
         pod_name = pod["metadata"]["name"]
-        pod_events += kube_call(lambda: cluster.events(ns, "Pod", pod_name))
+        pod_events += kube_call(lambda: (pods_on or cluster).events(ns, "Pod", pod_name))
     return queue, pending, pod_events
 
 
 def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] | None,
-                 pods: list[dict[str, Any]], outputs: Any) -> str:
+                 pods: list[dict[str, Any]], outputs: Any, pods_on: Any = None,
+                 fleet_verdict: str | None = None) -> str:
     """Admission checks, queue position, the pods' scheduling events and the verdict; on a
-    slice class, also the step it waits on and where its slices came from."""
+    slice class, also the step it waits on and where its slices came from. ``pods_on``:
+    the cluster the pods are on; ``fleet_verdict``: a fleet's own (docs/fleets.md)."""
     from submit.state import capacity
     from submit.state import status as st
     from submit.state import why
 
-    queue, pending, pod_events = _pending_facts(cluster, ns, js, pods)
+    queue, pending, pod_events = _pending_facts(cluster, ns, js, pods, pods_on)
     entry = why.position(pending, wl)
     lines = ["Admission checks:", *(why.admission_checks(wl) or ["  none"]),
              f"Queue position: {why.position_line(entry, pending, queue)}",
@@ -155,7 +179,7 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
                                          nodes_readable=nodes is not None)
         if admitted and state not in ("Running", "Completed", "Failed"):
             verdict = step
-    lines.append(f"Verdict: {verdict}")
+    lines.append(f"Verdict: {fleet_verdict or verdict}")
     return "\n".join(lines)
 
 
@@ -226,7 +250,9 @@ def logs(ctx: Context, name: str, slice_index: int, worker: int, follow: bool,
         sp.check_index("--slice", slice_index, most_slices, "slices", largest)
         sp.check_index("--worker", worker, most_workers, "workers per slice", largest)
     ns = namespace or ctx.outputs.workload_namespace
-    cluster = ctx.cluster
+    from submit.cli.fleet_read import pods_cluster
+
+    cluster = pods_cluster(ctx, ns, name)  # a fleet's pods are on its worker
     pods = kube_call(lambda: cluster.list_pods(ns, f"jobset.sigs.k8s.io/jobset-name={name}"))
     pod = st.pick_pod(pods, slice_index, worker)
     if pod is None:
@@ -294,10 +320,15 @@ def wait(ctx: Context, name: str, timeout: float, interval: float,
             raise click.ClickException(f"workload {name} not found in namespace {ns}")
         kueue = kube_call(lambda: cluster.list_workloads(ns))
         row = st.summary(js, kueue, now=time.time())
-        state = (row["admission"], row["state"], row["restarts"])
+        on = ""
+        if ctx.outputs.fleet is not None:
+            from submit.state import fleet as fl
+
+            on = f" worker={fl.worker(st.kueue_workload(js, kueue)) or '-'}"
+        state = (row["admission"], row["state"], row["restarts"], on)
         if state != last:
             progress.line(f"{time.strftime('%H:%M:%S')} {name}: admission={row['admission']} "
-                          f"state={row['state']} restarts={row['restarts']}")
+                          f"state={row['state']} restarts={row['restarts']}{on}")
             last = state
         if row["state"] == "Completed":
             progress.done()

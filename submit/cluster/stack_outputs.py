@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from infra.contract.fleet import is_fleet, load_fleet
 from infra.contract.outputs import ContractError, StackOutputs, load
 
 PULUMI_TIMEOUT = 120
@@ -51,7 +52,8 @@ def _parse(text: str, source: str) -> StackOutputs:
             raise OutputsError(f"{source}: outputs.kubeconfig: not a string (its content is "
                                "not shown: it holds credentials)")
     try:
-        return load(data)
+        # A fleet stack's outputs read as its manager view (infra/contract/fleet.py).
+        return load_fleet(data) if is_fleet(data) else load(data)
     except ContractError as e:
         raise OutputsError(f"{source}: {e}") from None
     except (ValueError, TypeError, AttributeError) as e:

@@ -16,6 +16,7 @@ from infra.catalog import pod_resources
 from infra.catalog import tables as catalog
 from infra.catalog.labels import ARCH_LABEL, ARM64
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
+from submit.render import fleet as fleet_route
 from submit.render import mounts as mounts_mod
 from submit.render import pathways_options
 from submit.render.pathways_options import PathwaysError, PathwaysSpec
@@ -54,6 +55,8 @@ def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) ->
     except catalog.UnknownAccelerator as e:
         raise SpecError("--accelerator", str(e)) from None
     pools = [p for p in outputs.slice_pools if p.accelerator == accel.name]
+    if not pools and outputs.fleet is not None:
+        raise fleet_route.no_pool(outputs.fleet, accelerator)
     if not pools:
         raise SpecError("--accelerator", f"{accelerator!r} ({accel.name}) is not a slice type "
                         f"of stack {outputs.stack!r}; it has: {nearest_offers(outputs, accel)}")
@@ -84,6 +87,7 @@ def build_spec(
     mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
     mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
     elastic_slices: int | None = None, node_version: str | None = None,
+    fleet_worker: str | None = None, fleet_region: str | None = None,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -97,7 +101,8 @@ def build_spec(
         restart_on_exit_codes=restart_on_exit_codes, ttl=ttl,
         termination_grace_period=termination_grace_period, config_file=config_file,
         shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
-        pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount)
+        pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount,
+        fleet_worker=fleet_worker, fleet_region=fleet_region)
     if image is None and not (pathways and headless):
         raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
@@ -106,6 +111,16 @@ def build_spec(
                      if pathways else None)
     _check_name_fits(workload, replicas, parallelism, chosen.kind, pathways)
     ns, q = _namespace_and_queue(outputs, namespace, queue)
+    managed_by: str | None = None
+    able: tuple[str, ...] = ()
+    if outputs.fleet is not None:
+        q, able = fleet_route.route(outputs.fleet, chosen, ns, queue, replicas, parallelism,
+                                    fleet_worker, fleet_region)
+        managed_by = fleet_route.MULTIKUEUE
+    elif fleet_worker is not None or fleet_region is not None:
+        raise SpecError("--fleet-worker" if fleet_worker else "--fleet-region",
+                        f"stack {outputs.stack!r} is not a fleet; give a fleet's --stack or "
+                        "--outputs (docs/fleets.md)")
     priority = _priority(outputs, priority)
     too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
     if too_big is not None:
@@ -129,7 +144,7 @@ def build_spec(
         config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
         mount_service_account_token=mount_service_account_token, capabilities=capabilities,
         mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
-        pathways=pathways_spec,
+        pathways=pathways_spec, managed_by=managed_by, fleet_workers=able,
     )
 
 

@@ -264,6 +264,8 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     }
     if spec.ttl_seconds is not None:
         body["ttlSecondsAfterFinished"] = spec.ttl_seconds
+    if spec.managed_by is not None:
+        body["managedBy"] = spec.managed_by
     meta: dict[str, Any] = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
     if annotations:
         meta["annotations"] = annotations

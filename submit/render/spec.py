@@ -103,6 +103,10 @@ class WorkloadSpec:
     mounts: tuple[mounts_mod.Mount, ...] = ()  # --mount, checked (submit/render/mounts.py)
     service_account: str | None = None  # the namespace's job account, from the contract
     pathways: PathwaysSpec | None = None  # --pathways: rendered by submit/render/pathways.py
+    # A fleet's workload: the JobSet's spec.managedBy (MultiKueue), and the workers that
+    # can run it (submit/render/fleet.py).
+    managed_by: str | None = None
+    fleet_workers: tuple[str, ...] = ()
 
     @property
     def replicated_job(self) -> str:
@@ -341,7 +345,8 @@ def check_options(
     config_file: str | None = None, shm_size: str | None = None, cpu: str | None = None,
     memory: str | None = None, add_capability: Sequence[str] = (),
     pathways: bool = False, headless: bool = False, elastic_slices: int | None = None,
-    mount: Sequence[str] = (),
+    mount: Sequence[str] = (), fleet_worker: str | None = None,
+    fleet_region: str | None = None,
     **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
@@ -363,6 +368,11 @@ def check_options(
         raise SpecError("--command", "is empty")
     check_namespace(namespace)
     _name("--queue", queue, "a LocalQueue name (a DNS-1123 subdomain)", _SECRET, 253)
+    _name("--fleet-worker", fleet_worker, "a worker name (a DNS-1123 label)", _DNS_1123, 63)
+    _name("--fleet-region", fleet_region, "a region name such as us-east5", _DNS_1123, 63)
+    if fleet_worker is not None and fleet_region is not None:
+        raise SpecError("--fleet-region", "give --fleet-worker or --fleet-region, not both "
+                        "(MultiKueue sends a workload to the workers of one queue)")
     _name("--priority", priority, "a priority class name (a DNS-1123 subdomain)", _SECRET, 253)
     check_range("--max-restarts", max_restarts, 0)
     parse_ttl(ttl)
