@@ -76,6 +76,12 @@ def route(fleet: FleetInfo, chosen: SlicePoolInfo, namespace: str, queue: str | 
                             f"different queues (that restriction is queue {found.name!r}); "
                             "give one of them")
         queue = found.name
+    if queue is None:
+        every = fleet.queue_for(namespace, "all")
+        if every is None:
+            raise SpecError("--namespace", f"{namespace!r} is not a namespace of fleet "
+                            f"{fleet.name!r}")
+        queue = every.name
     target = next((q for q in fleet.queues if q.namespace == namespace and q.name == queue),
                   None)
     allowed = target.workers if target else tuple(w.name for w in fleet.workers)
