@@ -203,9 +203,7 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))  # never the user's
     fake = install(tmp_path, monkeypatch)
     for name in STACKS:
-        data = stacks.outputs(name)
-        data["accelstack"]["kubeconfig"] = server.kubeconfig()
-        fake.stack(name, data)
+        fake.stack(name, stacks.point_at(stacks.outputs(name), server.kubeconfig()))
     work = tmp_path / "work"
     work.mkdir()
     # The project as a user has it: the README's files, the stacks and their snapshots

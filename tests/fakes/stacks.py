@@ -48,9 +48,22 @@ def outputs(name: str) -> dict[str, Any]:
     return copy.deepcopy(json.loads(_evaluated(name)))
 
 
+def point_at(data: dict[str, Any], kubeconfig: str) -> dict[str, Any]:
+    """Outputs whose every cluster is reached with ``kubeconfig``: the stack's, or a
+    fleet's manager and workers (docs/fleets.md)."""
+    if "accelstackFleet" in data:
+        fleet = data["accelstackFleet"]
+        fleet["manager"]["kubeconfig"] = kubeconfig
+        for worker in fleet["workers"]:
+            worker["outputs"]["kubeconfig"] = kubeconfig
+    else:
+        data["accelstack"]["kubeconfig"] = kubeconfig
+    return data
+
+
 def write_outputs(path: Path, name: str, kubeconfig: str | None = None) -> Path:
     data = outputs(name)
     if kubeconfig is not None:
-        data["accelstack"]["kubeconfig"] = kubeconfig
+        point_at(data, kubeconfig)
     path.write_text(json.dumps(data, indent=2))
     return path
