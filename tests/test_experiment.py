@@ -118,7 +118,8 @@ BAD = [
      "env.NAME, args, config.KEY, zip or one of: accelerator, image, command, pool, num-slices, "
      "num-nodes, env, priority, max-restarts, restart-on-exit-codes, ttl, "
      "termination-grace-period, shm-size, cpu, memory, namespace, queue, "
-     "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices)"),
+     "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices, "
+     "fleet-worker, fleet-region)"),
     ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; did you mean workload? "
      "(allowed: name, description, workload, sweep)"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12, gpus: 2}\n",
