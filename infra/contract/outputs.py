@@ -45,8 +45,8 @@ class ClusterInfo:
     dns_endpoint: str | None = None
     # Who may call the control plane's IP endpoint: privateEndpoint (reachable only inside
     # the cluster's VPC network) and the master authorized networks' CIDRs the stack
-    # declares (None: it declares none). A fleet checks its manager is let in
-    # (infra/specs/fleet/checks.py).
+    # declares (None: it declares none, or holds them as a Pulumi secret, which the outputs
+    # never show). A fleet checks its manager is let in (infra/specs/fleet/checks.py).
     # Optional when loading: an older contract reads as unknown (None, None).
     private_endpoint: bool | None = None
     authorized_networks: tuple[str, ...] | None = None

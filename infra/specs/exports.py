@@ -70,6 +70,14 @@ def storage_info(cfg: StackConfig) -> StorageInfo:
     )
 
 
+def _authorized_networks(cfg: StackConfig) -> tuple[str, ...] | None:
+    """The CIDRs a fleet checks its manager against; none when the stack holds them as a
+    Pulumi secret (the outputs are read in plain text), so a fleet cannot check them."""
+    if not cfg.authorized_networks or "masterAuthorizedNetworks" in cfg.secret_keys:
+        return None
+    return tuple(str(a.cidr) for a in cfg.authorized_networks)
+
+
 def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
           kubeconfig: str, networks: Mapping[str, list[dict[str, str]]] | None = None,
           dns_endpoint: str | None = None) -> StackOutputs:
@@ -83,8 +91,7 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
                             ca_certificate, cfg.zones, dns_endpoint,
                             private_endpoint=cfg.private_endpoint,
-                            authorized_networks=tuple(a.cidr for a in cfg.authorized_networks)
-                            if cfg.authorized_networks else None),
+                            authorized_networks=_authorized_networks(cfg)),
         kubeconfig=kubeconfig,
         slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
                           for p in cfg.slices)
