@@ -340,3 +340,24 @@ def test_refused_fleet_names_the_stack_file_line(tmp_path: Any) -> None:
         harness.evaluate_file(tmp_path / "Pulumi.fleet.yaml")
     [problem] = e.value.problems
     assert problem.startswith(f"{tmp_path / 'Pulumi.fleet.yaml'}:15: fleet.workers[1].stack: ")
+
+
+def test_a_queue_name_too_long_for_the_scoped_queues_is_refused(three: dict[str, Any]) -> None:
+    name = "q" * 55
+    refs = {f"org/p/w{i}": _outputs(_worker(f"w{i}", region, queues={"localQueue": name}),
+                                    f"w{i}")
+            for i, region in ((1, "us-west4"), (2, "us-east5"), (3, "europe-west4"))}
+    assert _refused(three, refs) == [
+        f"fleet.namespaces: the LocalQueue name {name!r} of namespace 'training' is too long "
+        f"for the fleet's scoped queues ({name}-<worker or region> must fit a 63-character "
+        "label value); give the workers a shorter queues.localQueue"]
+
+
+def test_config_problems_name_the_stack_file_line(tmp_path: Any) -> None:
+    text = (STACKS_DIR / "Pulumi.fleet.yaml").read_text().replace("name: east", "name: west")
+    (tmp_path / "Pulumi.fleet.yaml").write_text(text)
+    with pytest.raises(StackConfigError) as e:
+        harness.evaluate_file(tmp_path / "Pulumi.fleet.yaml")
+    assert e.value.problems == [
+        f"{tmp_path / 'Pulumi.fleet.yaml'}:14: fleet.workers[1].name: 'west' is a duplicate "
+        "worker: workers[0] has that name"]

@@ -77,6 +77,14 @@ def problems(cfg: FleetConfig, manager: StackOutputs,
                        f"workers ({names}); MultiKueue keeps the queue name, so the queue is "
                        "missing on some: give every worker the same queues.localQueue")
         name = queue_name(workers, ns)
+        longest = max([len(w) for w in workers] + [len(r) for r in regions])
+        if name is not None and len(name) + 1 + longest > 63:
+            # The scoped queues' names are the JobSets' kueue.x-k8s.io/queue-name label value,
+            # at most 63 characters (Kubernetes label values).
+            out.append(f"fleet.namespaces: the LocalQueue name {name!r} of namespace {ns!r} is "
+                       f"too long for the fleet's scoped queues ({name}-<worker or region> "
+                       "must fit a 63-character label value); give the workers a shorter "
+                       "queues.localQueue")
         mine = manager.local_queue(ns)
         if name is not None and mine is not None:
             out.append(f"fleet.manager.stack: the manager stack already has LocalQueue "
