@@ -36,7 +36,7 @@ class FleetWorker:
         return self.outputs.cluster.location
 
     def accelerator_pools(self) -> tuple[SlicePoolInfo, ...]:
-        return tuple(p for p in self.outputs.slice_pools if p.kind != "cpu")
+        return fleet_pools(self.outputs)
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,13 @@ class FleetInfo:
         }
 
 
+def fleet_pools(outputs: StackOutputs) -> tuple[SlicePoolInfo, ...]:
+    """The pools a fleet dispatches to: TPU and GPU node pools. CPU pools and the shapes of
+    a slice class (GKE ComputeClasses, made on demand per cluster) stay the worker's own."""
+    return tuple(p for p in outputs.slice_pools
+                 if p.kind != "cpu" and p.resource_name is not None and p.compute_class is None)
+
+
 def pool_key(pool: SlicePoolInfo) -> str:
     """The manager's flavor (and the manager view's pool) for a worker pool: one per
     accelerator and capacity mode, the name a worker's own Kueue flavor has
@@ -129,7 +136,8 @@ def manager_view(fleet: FleetInfo, manager: StackOutputs) -> StackOutputs:
         manager, stack=fleet.stack, slice_pools=tuple(pools.values()),
         workload_namespace=namespaces[0] if namespaces else manager.workload_namespace,
         local_queues=queues, auto_provisioning={}, image_repository=None,
-        storage=StorageInfo(), pathways=None, cached_images=(), fleet=fleet)
+        storage=StorageInfo(), pathways=None, cached_images=(), slice_classes=(),
+        fleet=fleet)
 
 
 # ----------------------------------------------------------------------------------

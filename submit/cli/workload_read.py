@@ -35,7 +35,8 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     _add_sources(ctx, cluster, ns, jobsets, rows)
     from submit.cli.output import emit
 
-    columns = st.LIST_COLUMNS[:3] + (("SOURCE", "source"),) + st.LIST_COLUMNS[3:]
+    columns: tuple[tuple[str, str], ...] = (st.LIST_COLUMNS[:3] + (("SOURCE", "source"),)
+                                           + st.LIST_COLUMNS[3:])
     if ctx.outputs.fleet is not None:
         from submit.state import fleet as fl
 

@@ -10,7 +10,7 @@ import ipaddress
 from typing import Mapping
 
 from infra.config.fleet import FleetConfig
-from infra.contract.fleet import placement, pool_key
+from infra.contract.fleet import fleet_pools, placement, pool_key
 from infra.contract.outputs import StackOutputs
 
 
@@ -49,7 +49,7 @@ def problems(cfg: FleetConfig, manager: StackOutputs,
             out.append(f"{at}: worker {w.name} ({w.stack}) runs JobSet {o.jobset_version}, the "
                        f"manager {manager.jobset_version}; set the same addons.jobsetVersion in "
                        "both stacks")
-        if not any(p.kind != "cpu" for p in o.slice_pools):
+        if not fleet_pools(o):
             out.append(f"{at}: worker {w.name} ({w.stack}) has no TPU or GPU slice pool; a "
                        "fleet dispatches accelerator workloads only")
         if w.name in regions:
@@ -130,9 +130,7 @@ def _placements(cfg: FleetConfig, workers: Mapping[str, StackOutputs]) -> list[s
     seen: dict[str, tuple[str, tuple[object, ...]]] = {}
     out = []
     for w in cfg.workers:
-        for p in workers[w.name].slice_pools:
-            if p.kind == "cpu":
-                continue
+        for p in fleet_pools(workers[w.name]):
             key = pool_key(p)
             first = seen.setdefault(key, (w.name, placement(p)))
             if first[1] != placement(p):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from infra.catalog import pod_resources
-from infra.contract.fleet import pool_key
+from infra.contract.fleet import fleet_pools, pool_key
 from infra.contract.outputs import StackOutputs
 from infra.specs.addons import MANAGED_NAMESPACE_LABEL
 from infra.specs.fleet.access import MANAGED, kubeconfig_secret_name
@@ -64,9 +64,8 @@ def flavors(workers: Mapping[str, StackOutputs]) -> list[Flavor]:
     """One counting flavor per key, its quota the workers' total."""
     out: dict[str, Flavor] = {}
     for o in workers.values():
-        for p in o.slice_pools:
-            if p.kind == "cpu" or p.resource_name is None:
-                continue
+        for p in fleet_pools(o):
+            assert p.resource_name is not None
             key = pool_key(p)
             f = out.setdefault(key, Flavor(key, p.resource_name, dict(p.node_selector), [], 0))
             f.quota += p.chips_per_slice * p.slice_count
@@ -79,9 +78,8 @@ def flavors(workers: Mapping[str, StackOutputs]) -> list[Flavor]:
 
 def _worker_quota(o: StackOutputs) -> dict[str, int]:
     quota: dict[str, int] = {}
-    for p in o.slice_pools:
-        if p.kind != "cpu" and p.resource_name is not None:
-            quota[pool_key(p)] = quota.get(pool_key(p), 0) + p.chips_per_slice * p.slice_count
+    for p in fleet_pools(o):
+        quota[pool_key(p)] = quota.get(pool_key(p), 0) + p.chips_per_slice * p.slice_count
     return quota
 
 
