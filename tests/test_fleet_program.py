@@ -361,3 +361,17 @@ def test_config_problems_name_the_stack_file_line(tmp_path: Any) -> None:
     assert e.value.problems == [
         f"{tmp_path / 'Pulumi.fleet.yaml'}:14: fleet.workers[1].name: 'west' is a duplicate "
         "worker: workers[0] has that name"]
+
+
+def test_a_workers_slice_class_stays_its_own(three: dict[str, Any]) -> None:
+    # ComputeClass shapes are made on demand per cluster: the manager neither counts nor
+    # offers them (only node pools are dispatched).
+    classy = _outputs(_worker("w2", "us-east5", sliceClasses=[{
+        "name": "burst", "shapes": ["v6e-64"], "capacity": ["spot"],
+        "limits": {"chips": 64}}]), "w2")
+    assert any(p.get("computeClass") for p in classy["accelstack"]["slicePools"])
+    ev = harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w2": classy})
+    flavors = _by_kind(_objects(ev, "fleet-manager-objects"), "ResourceFlavor")
+    assert set(flavors) == {"v5litepod-16-spot", "v6e-16-on-demand"}
+    view = fleet_contract.load_fleet(harness.plain_outputs(ev, reveal=True))
+    assert view.slice_classes == () and "v6e-64-spot" not in {p.name for p in view.slice_pools}
