@@ -375,3 +375,16 @@ def test_a_workers_slice_class_stays_its_own(three: dict[str, Any]) -> None:
     assert set(flavors) == {"v5litepod-16-spot", "v6e-16-on-demand"}
     view = fleet_contract.load_fleet(harness.plain_outputs(ev, reveal=True))
     assert view.slice_classes == () and "v6e-64-spot" not in {p.name for p in view.slice_pools}
+
+
+def test_pools_whose_pods_claim_dra_devices_stay_the_workers_own(
+        three: dict[str, Any]) -> None:
+    dranet = _outputs(_worker("w2", "us-east5", slices=[
+        {"accelerator": "v5litepod-16", "count": 2, "capacity": {"mode": "spot"}},
+        {"accelerator": "v6e-16", "count": 1, "dranet": True}]), "w2")
+    ev = harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w2": dranet})
+    cqs = _by_kind(_objects(ev, "fleet-manager-objects"), "ClusterQueue")
+    assert _quota(cqs["research-b"], "v5litepod-16-spot", "google.com/tpu")["nominalQuota"] \
+        == 32
+    assert _quota(cqs["research-b"], "v6e-16-on-demand", "google.com/tpu")["nominalQuota"] \
+        == 0

@@ -91,9 +91,14 @@ class FleetInfo:
 
 def fleet_pools(outputs: StackOutputs) -> tuple[SlicePoolInfo, ...]:
     """The pools a fleet dispatches to: TPU and GPU node pools. CPU pools and the shapes of
-    a slice class (GKE ComputeClasses, made on demand per cluster) stay the worker's own."""
+    a slice class (GKE ComputeClasses, made on demand per cluster) stay the worker's own,
+    and so do pools whose pods claim DRA devices (GKE managed DRANET's NICs, A4X's IMEX
+    channel): Kueue admits such a workload only where its Configuration maps the device
+    class to a quota resource (infra/specs/kueue_dra.py), which the manager's does not,
+    and MultiKueue would not copy the ComputeDomain an A4X workload needs."""
     return tuple(p for p in outputs.slice_pools
-                 if p.kind != "cpu" and p.resource_name is not None and p.compute_class is None)
+                 if p.kind != "cpu" and p.resource_name is not None and p.compute_class is None
+                 and not p.dranet and p.family != "a4x")
 
 
 def pool_key(pool: SlicePoolInfo) -> str:

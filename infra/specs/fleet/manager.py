@@ -128,7 +128,7 @@ def objects(fleet: str, workers: Mapping[str, StackOutputs], queues: Mapping[str
                              "values": list(namespaces)}]},
                          "cohortName": fleet,
                          "queueingStrategy": "BestEffortFIFO",
-                         "resourceGroups": resource_groups(flavor_list, quota, borrow),
+                         "resourceGroups": resource_groups(flavor_list, quota, borrow, []),
                          "admissionChecksStrategy": {"admissionChecks": [{"name": name}]},
                      }})
         for ns in namespaces:
