@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from infra.catalog import gke_versions
 from infra.catalog.tables import Accelerator
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
-from infra.config.slices import FLEX_START_PAGE, FLEX_START_TPU, MAX_RUN_SECONDS
+from infra.config.slices import FLEX_START_PAGE, FLEX_START_TPU, run_duration_seconds
 
 CAPACITY_ENTRY_KEYS = ("mode", "reservation", "block", "zone", "maxRunDuration")
 CLASS_MODES = ("reservation", "spot", "flex-start", "on-demand")
@@ -37,7 +38,6 @@ FLEX_START_TPU_ZONES = {
 
 _RESERVATION = re.compile(r"^(projects/(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9])/"
                           r"reservations/)?(?P<name>[a-z]([-a-z0-9]{0,61}[a-z0-9])?)\Z")
-_DURATION = re.compile(r"^(\d+)([smhd])\Z")
 
 
 @dataclass(frozen=True)
@@ -52,41 +52,14 @@ class ClassCapacity:
     max_run_seconds: int | None = None  # flex-start
 
 
-def version_tuple(version: str) -> tuple[int, ...]:
-    nums = [int(x) for x in re.findall(r"\d+", version)]
-    return tuple(nums + [0] * (4 - len(nums)))
-
-
 def below(version: str | None, least: tuple[int, ...]) -> bool:
     """Whether a pinned version is known to be older than ``least`` (False when unpinned).
     A minor version (1.33) is compared by its minor only, as GKE resolves it to a patch."""
-    if version is None:
-        return False
-    v = version_tuple(version)
-    full = len(version.split(".")) > 2
-    return v[:2] < least[:2] or full and v < least
+    return version is not None and gke_versions.below(version, shown(least))
 
 
 def shown(least: tuple[int, ...]) -> str:
     return "{}.{}.{}-gke.{}".format(*least)
-
-
-def _duration(r: Reader, value: Any, path: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        seconds = value
-    else:
-        m = _DURATION.match(str(value))
-        if not m:
-            r.fail(path, f"{show(value)} is not a duration such as 86400s, 72h or 7d")
-            return None
-        seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-    if not 0 < seconds <= MAX_RUN_SECONDS:
-        r.fail(path, f"{show(value)} is outside 1s-7d (GKE: flex-start VMs run at most seven "
-               "days)")
-        return None
-    return seconds
 
 
 def parse_capacity(r: Reader, value: Any, path: str, shapes: list[Accelerator],
@@ -136,7 +109,7 @@ def _capacity_entry(r: Reader, entry: Any, where: str, shapes: list[Accelerator]
     if mode == "reservation":
         return _reservation(r, raw, where, zones, version)
     if mode == "flex-start":
-        seconds = _duration(r, raw.get("maxRunDuration"), f"{where}.maxRunDuration")
+        seconds = run_duration_seconds(r, raw.get("maxRunDuration"), f"{where}.maxRunDuration")
         _check_flex_start(r, where, shapes, zones, version)
         return ClassCapacity("flex-start", max_run_seconds=seconds)
     return ClassCapacity(mode)

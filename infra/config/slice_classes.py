@@ -19,14 +19,15 @@ from typing import Any, Mapping, Sequence
 
 from infra.catalog import tables as catalog
 from infra.catalog.tables import Accelerator
+from infra.catalog.gke_versions import version_tuple
 from infra.config.class_capacity import (ABOUT_PAGE, CRD_PAGE, ClassCapacity, below,
-                                         parse_capacity, shown, version_tuple)
+                                         parse_capacity, shown)
 from infra.config.class_nodes import NodeTaint, parse_nodes
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
 
 __all__ = ["ClassCapacity", "NodeTaint", "SliceClass", "below", "needs_cluster_autoprovisioning",
-           "parse_slice_classes", "version_tuple"]
+           "parse_slice_classes"]
 
 CLASS_KEYS = ("name", "shapes", "capacity", "limits", "zones", "nodes")
 LIMIT_KEYS = ("chips", "slices")

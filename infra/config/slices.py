@@ -167,7 +167,9 @@ def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
     return pools, unresolved
 
 
-def _duration_seconds(r: Reader, value: Any, path: str) -> int | None:
+def run_duration_seconds(r: Reader, value: Any, path: str) -> int | None:
+    """A flex-start maxRunDuration (seconds, or 86400s, 72h, 7d) in seconds, at most seven
+    days; None when absent or refused (recorded on ``r``)."""
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -216,7 +218,7 @@ def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
                 r.fail(f"{path}.{key}", f"{mode} pools do not consume reservations (GKE: only "
                        "mode: reservation may set reservation affinity; spot, flex-start and "
                        "queued nodes are provisioned without one)")
-    max_run = _duration_seconds(r, raw.get("maxRunDuration"), f"{path}.maxRunDuration")
+    max_run = run_duration_seconds(r, raw.get("maxRunDuration"), f"{path}.maxRunDuration")
     if max_run is not None and mode not in ("flex-start", "queued"):
         r.fail(f"{path}.maxRunDuration", f"only flex-start and queued pools have a maximum run "
                f"duration, not {mode}")
