@@ -17,6 +17,7 @@ from fakes import stacks
 from infra.contract.outputs import load as load_outputs
 from submit.cli.app import main
 from submit.experiment import expand as ex
+from submit.experiment import trials
 
 HERE = Path(__file__).resolve().parent / "experiments"
 NS = "training"
@@ -28,7 +29,7 @@ def _outputs(name: str) -> Any:
 
 def _table(file: Path, stack: str) -> list[dict[str, Any]]:
     exp = ex.load(str(file))
-    return ex.table(exp, ex.plan(exp, _outputs(stack)))
+    return trials.table(exp, trials.plan(exp, _outputs(stack)))
 
 
 # -- golden expansions -------------------------------------------------------------------
@@ -58,14 +59,14 @@ def test_union_of_shape_sweeps() -> None:
 @pytest.mark.parametrize("file,stack", [("lr_sweep.yaml", "v5e-spot"), ("scaling.yaml", "multi")])
 def test_every_trial_validates(file: str, stack: str) -> None:
     exp = ex.load(str(HERE / file))
-    for p in ex.plan(exp, _outputs(stack)):
+    for p in trials.plan(exp, _outputs(stack)):
         for obj in p.objects:
             schema.validate(obj)
 
 
 def test_trials_render_what_they_sweep() -> None:
     exp = ex.load(str(HERE / "scaling.yaml"))
-    plans = ex.plan(exp, _outputs("multi"))
+    plans = trials.plan(exp, _outputs("multi"))
     js = [o for o in plans[2].objects if o["kind"] == "JobSet"][0]
     assert js["spec"]["replicatedJobs"][0]["replicas"] == 4
     assert js["metadata"]["labels"][ex.EXPERIMENT] == "scaling"
@@ -83,7 +84,7 @@ def test_trials_render_what_they_sweep() -> None:
 
 def test_args_are_appended_quoted_and_priority_is_the_experiment_s() -> None:
     exp = ex.load(str(HERE / "lr_sweep.yaml"))
-    js = ex.plan(exp, _outputs("v5e-spot"))[1].objects[-1]
+    js = trials.plan(exp, _outputs("v5e-spot"))[1].objects[-1]
     c = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
     assert c["command"] == ["/bin/sh", "-c", "python train.py --model=large"]
     env = {e["name"]: e.get("value") for e in c["env"]}
@@ -93,14 +94,14 @@ def test_args_are_appended_quoted_and_priority_is_the_experiment_s() -> None:
 
 
 def test_long_names_get_a_hash_within_the_hostname_budget() -> None:
-    assert ex.trial_name("a" * 40, 7, 12, 60) == "a" * 40 + "-07"
-    short = ex.trial_name("a" * 40, 7, 12, 30)
-    assert len(short) <= 30 and short.endswith("-7") and short != ex.trial_name("a" * 40, 8, 12, 30)
-    assert short == ex.trial_name("a" * 40, 7, 12, 30)  # stable
+    assert trials.trial_name("a" * 40, 7, 12, 60) == "a" * 40 + "-07"
+    short = trials.trial_name("a" * 40, 7, 12, 30)
+    assert len(short) <= 30 and short.endswith("-7") and short != trials.trial_name("a" * 40, 8, 12, 30)
+    assert short == trials.trial_name("a" * 40, 7, 12, 30)  # stable
     exp = ex.load("x.yaml", text=(
         "name: " + "n" * 40 + "\nworkload: {accelerator: v5litepod-16, pool: v5e-flex, "
         "image: python:3.12}\nsweep: {num-slices: [1, 12]}\n"))
-    for p in ex.plan(exp, _outputs("multi")):
+    for p in trials.plan(exp, _outputs("multi")):
         js = p.objects[-1]
         rj = js["spec"]["replicatedJobs"][0]
         host = f"{p.name}-slice-{rj['replicas'] - 1}-{rj['template']['spec']['parallelism'] - 1}"
@@ -150,7 +151,7 @@ def test_bad_files_are_one_line_with_file_and_line(text: str, message: str) -> N
 def test_no_sweep_is_one_trial_of_the_base() -> None:
     exp = ex.load("x.yaml", text="name: e\nworkload: {accelerator: v5litepod-16, image: "
                   "python:3.12}\nsweep:\n")
-    (plan,) = ex.plan(exp, _outputs("v5e-spot"))
+    (plan,) = trials.plan(exp, _outputs("v5e-spot"))
     assert (plan.name, plan.trial.describe()) == ("e-0", "(base)")
 
 
@@ -158,7 +159,7 @@ def test_a_bad_trial_is_named_with_its_parameters() -> None:
     exp = ex.load("x.yaml", text="name: e\nworkload: {accelerator: v5litepod-16, image: "
                   "python:3.12}\nsweep:\n  num-slices: [1, 3]\n")
     with pytest.raises(ex.ExperimentError) as e:
-        ex.plan(exp, _outputs("v5e-spot"))
+        trials.plan(exp, _outputs("v5e-spot"))
     assert e.value.message == ("x.yaml:4: trial 1 (num-slices=3): --num-slices: 3 is more than "
                                "the 2 v5litepod-16 slices pool v5litepod-16 has")
 

@@ -10,6 +10,7 @@ import pytest
 from fakes import stacks
 from infra.contract.outputs import load as load_outputs
 from submit.experiment import expand as ex
+from submit.experiment import trials
 from submit.experiment import group as gr
 
 SWEEP = """\
@@ -34,7 +35,7 @@ def _sweep_error(**fields: str) -> str:
     values = {"priority": "high", "sweep_key": "env.SEED", "sweep_value": "[1, 2]", **fields}
     with pytest.raises(ex.ExperimentError) as e:
         exp = ex.load("s.yaml", SWEEP.format(**values))
-        ex.plan(exp, _outputs())
+        trials.plan(exp, _outputs())
     return e.value.message
 
 

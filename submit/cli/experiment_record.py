@@ -13,6 +13,7 @@ import click
 
 from submit import api
 from submit.experiment import expand as ex
+from submit.experiment import trials
 from submit.cli.context import Context, kube_call
 
 RECORD_SUFFIX = "-experiment"
@@ -25,7 +26,7 @@ def record_name(name: str) -> str:
     return f"{name}{RECORD_SUFFIX}"
 
 
-def new_record(exp: ex.Experiment, plans: list[ex.TrialPlan], ns: str,
+def new_record(exp: ex.Experiment, plans: list[trials.TrialPlan], ns: str,
                max_running: int | None) -> dict[str, Any]:
     expansion = {"name": exp.name, "description": exp.description,
                  "file": Path(exp.file).name, "maxRunning": max_running,

@@ -16,6 +16,7 @@ import click
 from submit import api
 from submit.render import spec as sp
 from submit.experiment import expand as ex
+from submit.experiment import trials
 from submit.cli.experiment_record import new_record, record_name
 from submit.cli.output import table, yaml_documents
 from submit.render.build import pick_pool
@@ -76,9 +77,9 @@ def load(sweep: Sweep, code: Code) -> ex.Experiment:
     return exp
 
 
-def plan(exp: ex.Experiment, ctx: Context) -> list[ex.TrialPlan]:
+def plan(exp: ex.Experiment, ctx: Context) -> list[trials.TrialPlan]:
     try:
-        return ex.plan(exp, ctx.outputs)
+        return trials.plan(exp, ctx.outputs)
     except ex.ExperimentError as e:
         raise _bad_file(e) from None
 
@@ -99,7 +100,7 @@ def with_script_image(ctx: Context, exp: ex.Experiment, script_dir: str, code: C
                                  "one image of every trial", param_hint="'--script-dir'")
     pools: dict[tuple[str, str | None], str] = {}
     for trial in exp.trials:
-        w, _ = ex.trial_workload(exp, trial, f"{exp.name}-0")
+        w, _ = trials.trial_workload(exp, trial, f"{exp.name}-0")
         try:
             info = pick_pool(ctx.outputs, w.accelerator, w.pool)
         except SpecError as e:
@@ -119,7 +120,7 @@ def with_script_image(ctx: Context, exp: ex.Experiment, script_dir: str, code: C
     return dataclasses.replace(exp, base={**exp.base, "image": image})
 
 
-def pin(exp: ex.Experiment, plans: list[ex.TrialPlan], enabled: bool, offline_ok: bool) -> None:
+def pin(exp: ex.Experiment, plans: list[trials.TrialPlan], enabled: bool, offline_ok: bool) -> None:
     """Every trial's image by digest: the base's and the swept ones, each resolved once."""
     from submit.cli.image_pin import resolve_all
     from submit.render.jobset import pin_images
@@ -131,7 +132,7 @@ def pin(exp: ex.Experiment, plans: list[ex.TrialPlan], enabled: bool, offline_ok
         pin_images(p.objects, pins)
 
 
-def export(plans: list[ex.TrialPlan], export_dir: str, fmt: str) -> None:
+def export(plans: list[trials.TrialPlan], export_dir: str, fmt: str) -> None:
     """One file per trial in --export DIR (for `submit workload apply`)."""
     Path(export_dir).mkdir(exist_ok=True)
     for p in plans:
@@ -143,15 +144,15 @@ def export(plans: list[ex.TrialPlan], export_dir: str, fmt: str) -> None:
                f"{'json' if fmt == 'json' else 'yaml'}`)", err=True)
 
 
-def print_dry_run(exp: ex.Experiment, plans: list[ex.TrialPlan], fmt: str) -> None:
-    click.echo(table(ex.table(exp, plans), [("TRIAL", "trial")] +
+def print_dry_run(exp: ex.Experiment, plans: list[trials.TrialPlan], fmt: str) -> None:
+    click.echo(table(trials.table(exp, plans), [("TRIAL", "trial")] +
                      [(k.upper(), k) for k in exp.keys]), nl=False)
     objs = [o for p in plans for o in p.objects]
     click.echo(json.dumps(objs, indent=2) if fmt == "json"
                else "---\n" + yaml_documents(objs), nl=False)
 
 
-def submit(ctx: Context, exp: ex.Experiment, plans: list[ex.TrialPlan],
+def submit(ctx: Context, exp: ex.Experiment, plans: list[trials.TrialPlan],
            max_running: int | None) -> None:
     """The record, then every trial owned by it (those past --max-running held)."""
     ns = _namespace(exp, plans)
@@ -188,7 +189,7 @@ def submit(ctx: Context, exp: ex.Experiment, plans: list[ex.TrialPlan],
                   if held > 0 else ""), err=True)
 
 
-def _namespace(exp: ex.Experiment, plans: list[ex.TrialPlan]) -> str:
+def _namespace(exp: ex.Experiment, plans: list[trials.TrialPlan]) -> str:
     namespaces = {o["metadata"]["namespace"] for p in plans for o in p.objects}
     if len(namespaces) > 1:
         raise click.BadParameter(f"{exp.file}: the trials are in several namespaces "

@@ -122,7 +122,7 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
                                 lambda outputs: [gr.render_group(group, outputs)],
                                 timeout, interval, logs_dir)
     if experiment_file:
-        from submit.experiment import expand
+        from submit.experiment import expand, trials
 
         _read(experiment_file, "--experiment")
         try:
@@ -130,7 +130,7 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
         except expand.ExperimentError as e:
             raise click.BadParameter(e.message, param_hint="'--experiment'") from None
         return exp.name, Work(f"experiment {exp.name} ({len(exp.trials)} trials)",
-                              lambda outputs: [t.objects for t in expand.plan(exp, outputs)],
+                              lambda outputs: [t.objects for t in trials.plan(exp, outputs)],
                               timeout, interval, logs_dir)
     given_options: dict[str, Any] = {f: options.get(f) for f in CreateOptions._fields
                                      if f not in _NOT_FOR_RUN}
