@@ -50,6 +50,11 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple((nums + [0] * 4)[:4])
 
 
+def shown(least: tuple[int, ...]) -> str:
+    """A version floor kept as numbers, (1, 33, 2, 4655000), as GKE writes it."""
+    return "{}.{}.{}-gke.{}".format(*least)
+
+
 def below(version: str, floor: str) -> bool:
     """Whether ``version`` is older than ``floor``. A minor-only version (``1.33``) may
     still get any patch of its minor, so it is below only when its minor is."""

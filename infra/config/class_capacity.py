@@ -55,11 +55,7 @@ class ClassCapacity:
 def below(version: str | None, least: tuple[int, ...]) -> bool:
     """Whether a pinned version is known to be older than ``least`` (False when unpinned).
     A minor version (1.33) is compared by its minor only, as GKE resolves it to a patch."""
-    return version is not None and gke_versions.below(version, shown(least))
-
-
-def shown(least: tuple[int, ...]) -> str:
-    return "{}.{}.{}-gke.{}".format(*least)
+    return version is not None and gke_versions.below(version, gke_versions.shown(least))
 
 
 def parse_capacity(r: Reader, value: Any, path: str, shapes: list[Accelerator],
@@ -134,7 +130,7 @@ def _reservation(r: Reader, raw: Mapping[str, Any], where: str, zones: Sequence[
                f"({one_of(zones)}); a reservation is consumed in its own zone")
     if below(version, MIN_VERSION_RESERVATIONS):
         r.fail(f"{where}.mode", f"reservations in a ComputeClass need GKE "
-               f"{shown(MIN_VERSION_RESERVATIONS)} or later; gkeVersion is {version}")
+               f"{gke_versions.shown(MIN_VERSION_RESERVATIONS)} or later; gkeVersion is {version}")
     return ClassCapacity("reservation", reservation=m.group("name"), project=m.group("project"),
                          block=block, zone=zone)
 
@@ -160,5 +156,5 @@ def _check_flex_start(r: Reader, where: str, shapes: list[Accelerator], zones: S
     if shapes:
         least = MIN_VERSION_FLEX_TPU if shapes[0].kind == "tpu" else MIN_VERSION_FLEX_GPU
         if below(version, least):
-            r.fail(f"{where}.mode", f"flex-start needs GKE {shown(least)} or later; "
+            r.fail(f"{where}.mode", f"flex-start needs GKE {gke_versions.shown(least)} or later; "
                    f"gkeVersion is {version}")

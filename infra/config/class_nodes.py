@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.catalog.tables import Accelerator
-from infra.config.class_capacity import CRD_PAGE, below, shown
+from infra.catalog.gke_versions import shown
+from infra.config.class_capacity import CRD_PAGE, below
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.fields import parse_labels
 from infra.config.reader import Reader

@@ -19,9 +19,9 @@ from typing import Any, Mapping, Sequence
 
 from infra.catalog import tables as catalog
 from infra.catalog.tables import Accelerator
-from infra.catalog.gke_versions import version_tuple
+from infra.catalog.gke_versions import shown, version_tuple
 from infra.config.class_capacity import (ABOUT_PAGE, CRD_PAGE, ClassCapacity, below,
-                                         parse_capacity, shown)
+                                         parse_capacity)
 from infra.config.class_nodes import NodeTaint, parse_nodes
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader

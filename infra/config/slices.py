@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
 from infra.config import gpu as config_gpu
-from infra.catalog.gke_versions import GkeVersion, below
+from infra.catalog.gke_versions import GkeVersion, below, shown
 from infra.catalog.tables import Accelerator
 from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
                                  check_gke_name, check_max_pods, parse_labels)
@@ -232,10 +232,6 @@ def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
                     block if mode == "reservation" else None, max_run, maintenance)
 
 
-def _shown(least: tuple[int, ...]) -> str:
-    return "{}.{}.{}-gke.{}".format(*least)
-
-
 def _slice(r: Reader, item: Any, path: str, zones: list[str],
            version: GkeVersion | None) -> SlicePool | None:
     before = len(r.problems)
@@ -359,10 +355,10 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
         min_count = count if mode == "reservation" else 0
     if version is not None:
         least = MIN_VERSION_FLEX_START if accel.kind == "tpu" else MIN_VERSION_FLEX_START_GPU
-        if mode in ("flex-start", "queued") and below(version.text, _shown(least)):
-            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE {_shown(least)} or later; "
+        if mode in ("flex-start", "queued") and below(version.text, shown(least)):
+            r.fail(f"{path}.capacity.mode", f"{mode} needs GKE {shown(least)} or later; "
                    f"{version.said()}")
-        if accel.family == "tpu7x" and below(version.text, _shown(MIN_VERSION_TPU7X)):
+        if accel.family == "tpu7x" and below(version.text, shown(MIN_VERSION_TPU7X)):
             r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
                    f"later; {version.said()}")
     dranet = _dranet(r, raw, path, accel, version)
@@ -399,7 +395,7 @@ def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
         r.fail(f"{path}.dranet", f"GKE managed DRANET is offered for TPU "
                f"{one_of(DRANET_FAMILIES)} pools only, not {accel.name}")
         return False
-    least = _shown(MIN_VERSION_DRANET)
+    least = shown(MIN_VERSION_DRANET)
     if version is not None and below(version.text, least):
         r.fail(f"{path}.dranet", f"GKE managed DRANET needs GKE {least} or later (GKE "
                f"installs the netdev.google.com DeviceClass from there: {DRANET_PAGE}); "
