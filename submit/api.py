@@ -29,13 +29,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from infra.contract.outputs import StackOutputs
+from infra.record import record
 from submit.render import spec as sp
 from submit.render.build import build_spec
-from submit.state import status as st
 from submit.render.jobset import render as _render
 from submit.render.spec import SpecError as BadInput
 from submit.render.spec import WorkloadSpec
@@ -70,7 +69,7 @@ class ClusterError(Exception):
         super().__init__(message)
 
 
-@dataclass(frozen=True)
+@record
 class Workload:
     """A workload as `submit workload create` takes it: every option by its Python name
     (``--num-slices`` is ``num_slices``); ``None`` means the CLI's default."""
@@ -132,7 +131,7 @@ class Workload:
         return _render(self.spec(outputs, node_version))
 
 
-@dataclass(frozen=True)
+@record
 class Submitted:
     name: str
     namespace: str
@@ -140,7 +139,7 @@ class Submitted:
     held: bool = False  # created suspended, waiting for `release`
 
 
-@dataclass(frozen=True)
+@record
 class Status:
     name: str
     admission: str  # Kueue: NotQueued, Pending, QuotaReserved, Admitted, Evicted, Finished
@@ -286,6 +285,8 @@ def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool,
 
 def status_of(js: dict[str, Any], kueue: list[dict[str, Any]]) -> Status:
     """A JobSet's Status, given the namespace's Kueue workloads (pure)."""
+    from submit.state import status as st  # late: reading a cluster's state only
+
     row = st.summary(js, kueue, now=time.time())
     held = HELD_QUEUE in ((js.get("metadata") or {}).get("annotations") or {})
     state = "Held" if held and row["state"] in ("Suspended", "Pending") else row["state"]

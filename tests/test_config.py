@@ -744,7 +744,7 @@ def test_config_layers_import_only_layers_below(module: str) -> None:
     # Shared pure tables any layer may read.
     allowed = below | {"infra.catalog.tables", "infra.contract.images", "infra.catalog.machine_shapes",
                        "infra.catalog.boot_disks", "infra.config.secrets",
-                       "infra.catalog.gke_versions"}
+                       "infra.catalog.gke_versions", "infra.record"}
     assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
 
 

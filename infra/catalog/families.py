@@ -4,10 +4,14 @@ generation and each GPU machine family. The rows every catalog entry is derived 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from infra.record import record
 
 
-@dataclass(frozen=True)
+
+
+@record
 class TpuGeneration:
     """What GKE states about one Cloud TPU generation."""
 
@@ -101,7 +105,7 @@ TPU_GENERATIONS: tuple[TpuGeneration, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class GpuModel:
     """One GPU machine family as GKE runs it."""
 

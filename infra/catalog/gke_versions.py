@@ -19,7 +19,10 @@ Pure: no pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from infra.record import record
+
+
 
 RELEASE_NOTES = "https://cloud.google.com/kubernetes-engine/docs/release-notes"
 CHANNEL_DEFAULTS_AS_OF = "2026-11-25"
@@ -32,7 +35,7 @@ CHANNEL_DEFAULTS = {
 DEFAULT_CHANNEL = "REGULAR"
 
 
-@dataclass(frozen=True)
+@record
 class GkeVersion:
     """The version a check compares against, and where it comes from (for messages)."""
 

@@ -15,7 +15,7 @@ images); it must not import pulumi or a Kubernetes client.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from infra.record import record
 
 REPO = "GoogleCloudPlatform/container-engine-accelerators"
 # HEAD of master on 2026-06-09 ("bump tcpxo-daemon version to 1.0.21"), which carries the
@@ -25,7 +25,7 @@ COMMIT = "992db81257553607f1477945f1b3219632991829"
 RAW = f"https://raw.githubusercontent.com/{REPO}/{COMMIT}/"
 
 
-@dataclass(frozen=True)
+@record
 class Component:
     """One manifest of the release and the images it runs (or that go with it)."""
 

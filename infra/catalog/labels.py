@@ -5,7 +5,7 @@ Pure data; every other catalog module and the renderers read these names from he
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from infra.record import record
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
@@ -18,7 +18,7 @@ GPU_RESOURCE = "nvidia.com/gpu"
 SINGLE_VM_SUFFIX = "-1vm"
 
 
-@dataclass(frozen=True)
+@record
 class Taint:
     """A node taint as GKE writes it on accelerator nodes."""
 

@@ -5,10 +5,13 @@ types, the Local SSD that comes with them, and memory per vCPU of the CPU series
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from infra.record import record
 
 
-@dataclass(frozen=True)
+
+
+@record
 class VmShape:
     """The vCPUs and memory of one machine type, as Compute Engine states them."""
 

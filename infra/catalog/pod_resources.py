@@ -32,10 +32,10 @@ Pure: imported by the Pulumi program and by the submitter.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from infra.catalog import gpudirect_release
 from infra.catalog.tables import GPU_MODELS, VmShape, vm_shape
+from infra.record import record
 
 HEADROOM_FRACTION = 0.10
 MIN_HEADROOM_MILLI = 1000
@@ -45,7 +45,7 @@ _MI = 1024 * 1024
 _GI_MI = 1024
 
 
-@dataclass(frozen=True)
+@record
 class PodShare:
     """The CPU (millicores) and memory (MiB) one workload pod may have on a node."""
 

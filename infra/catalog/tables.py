@@ -16,11 +16,11 @@ and ``v6e-8-1vm`` (the plain names are the two-VM slices, as in xpk).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
 from infra.catalog import machine_shapes
+from infra.record import record
 # The facts the entries are built from, re-exported: readers of the catalog look them up here.
 from infra.catalog.families import GPU_MODELS as GPU_MODELS
 from infra.catalog.families import TPU_GENERATIONS as TPU_GENERATIONS
@@ -55,7 +55,7 @@ _CPU_RE = re.compile(r"^(?P<machine>(?P<series>[a-z][a-z0-9]*)-(?P<shape>[a-z]+)
 CPU_FAMILY = "cpu"
 
 
-@dataclass(frozen=True)
+@record
 class Accelerator:
     """One slice type: what a node pool of it is made of and how pods find it."""
 

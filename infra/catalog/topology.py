@@ -4,9 +4,9 @@ generations, whose shapes GKE lists), and the VM shapes each topology is made of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from infra.catalog.families import TpuGeneration
+from infra.record import record
 
 
 def dims(topology: str) -> tuple[int, ...]:
@@ -72,7 +72,7 @@ def squareness(dims: tuple[int, ...]) -> tuple[int, ...]:
     return (max(dims), tuple(sorted(dims, reverse=True)))  # type: ignore[return-value]
 
 
-@dataclass(frozen=True)
+@record
 class Shape:
     gen: TpuGeneration
     topology: str

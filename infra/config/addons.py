@@ -9,7 +9,6 @@ Pure data; this module must not import pulumi or ``infra.config.stack`` (which i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
 from infra.config.fields import DEFAULT_PODS_PER_NODE
@@ -17,6 +16,7 @@ from infra.config.slices import SlicePool
 from infra.config.errors import did_you_mean, one_of, show
 from infra.contract.images import image_problem
 from infra.config.reader import Reader
+from infra.record import record
 
 DEFAULT_JOBSET_VERSION = "v0.12.0"
 DEFAULT_KUEUE_VERSION = "v0.19.2"
@@ -39,13 +39,13 @@ RESERVED_NAMESPACES = ("accelstack-system", "kueue-system", "jobset-system", "ku
                        "kube-public", "kube-node-lease")
 
 
-@dataclass(frozen=True)
+@record
 class Addons:
     jobset_version: str
     kueue_version: str
 
 
-@dataclass(frozen=True)
+@record
 class Team:
     name: str
     namespace: str
@@ -53,7 +53,7 @@ class Team:
     borrowing_limit: Mapping[str, int] | None  # None: may borrow all the cohort lends
 
 
-@dataclass(frozen=True)
+@record
 class Queues:
     namespace: str
     local_queue: str
@@ -64,7 +64,7 @@ class Queues:
     teams: tuple[Team, ...]
 
 
-@dataclass(frozen=True)
+@record
 class CachedImage:
     name: str  # the DaemonSet's name suffix
     image: str

@@ -9,7 +9,6 @@ source. Also the version comparisons the class rules share. Pure; no pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import gke_versions
@@ -17,6 +16,7 @@ from infra.catalog.tables import Accelerator
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
 from infra.config.slices import FLEX_START_PAGE, FLEX_START_TPU, run_duration_seconds
+from infra.record import record
 
 CAPACITY_ENTRY_KEYS = ("mode", "reservation", "block", "zone", "maxRunDuration")
 CLASS_MODES = ("reservation", "spot", "flex-start", "on-demand")
@@ -40,7 +40,7 @@ _RESERVATION = re.compile(r"^(projects/(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9])
                           r"reservations/)?(?P<name>[a-z]([-a-z0-9]{0,61}[a-z0-9])?)\Z")
 
 
-@dataclass(frozen=True)
+@record
 class ClassCapacity:
     """One priority of a class, in the order GKE tries them."""
 

@@ -7,7 +7,6 @@ pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from infra.catalog.tables import Accelerator
@@ -16,6 +15,7 @@ from infra.config.class_capacity import CRD_PAGE, below
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.fields import parse_labels
 from infra.config.reader import Reader
+from infra.record import record
 
 NODE_KEYS = ("secureBoot", "maxPodsPerNode", "labels", "taints", "secondaryBootDisk",
              "autoUpgrade", "autoRepair", "idleMinutes")
@@ -39,7 +39,7 @@ _RESERVED_KEY_PREFIXES = ("cloud.google.com/", "google.com/", "nvidia.com/",
                           "kubernetes.io/", "node.kubernetes.io/", "accelstack.dev/")
 
 
-@dataclass(frozen=True)
+@record
 class NodeTaint:
     key: str
     value: str

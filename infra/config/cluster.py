@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping
 
 from infra.catalog import tables as catalog
@@ -20,6 +20,7 @@ from infra.config.fields import (LABEL_KEY, MAX_NODES_PER_POOL_ZONE, check_gke_n
 from infra.config.network import Network, parse_network
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
+from infra.record import record
 
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 SYSTEM_POOL_KEYS = ("machineType", "minNodes", "maxNodes", "diskSizeGb", "maxPodsPerNode")
@@ -36,20 +37,20 @@ _GKE_VERSION = re.compile(r"^\d+\.\d+(\.\d+(-gke\.\d+)?)?\Z")
 _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(Z|[+-]\d\d:\d\d)\Z")
 
 
-@dataclass(frozen=True)
+@record
 class AuthorizedNetwork:
     cidr: str
     name: str
 
 
-@dataclass(frozen=True)
+@record
 class MaintenanceWindow:
     start: str
     end: str
     recurrence: str
 
 
-@dataclass(frozen=True)
+@record
 class SystemPool:
     machine_type: str
     min_nodes: int
@@ -58,21 +59,21 @@ class SystemPool:
     max_pods_per_node: int | None = None  # None: GKE's default (110)
 
 
-@dataclass(frozen=True)
+@record
 class AutoProvisioning:
     cpu_max: int
     memory_gb_max: int
     accelerators: Mapping[str, int]  # NAP resource type (GKE accelerator label) -> max chips
 
 
-@dataclass(frozen=True)
+@record
 class Policy:
     production: bool = False
     required_labels: tuple[str, ...] = ()
     waivers: Mapping[str, str] = field(default_factory=dict)  # rule -> written reason
 
 
-@dataclass(frozen=True)
+@record
 class Cluster:
     """The cluster-wide settings; None where a required value was missing or bad."""
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from infra.config.errors import ConfigError, show
 from infra.config.reader import Reader
+from infra.record import record
 
 FLEET_KEY = "fleet"
 FLEET_KEYS = ("name", "manager", "workers", "namespaces", "managerEgress",
@@ -35,13 +35,13 @@ _STACK = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+\Z")
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 
 
-@dataclass(frozen=True)
+@record
 class WorkerRef:
     name: str
     stack: str
 
 
-@dataclass(frozen=True)
+@record
 class FleetConfig:
     name: str
     manager_stack: str

@@ -9,13 +9,13 @@ zones alone, so both the parser (``infra.config.stack``) and the resource specs
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from infra.catalog.tables import Accelerator
 from infra.config.fields import GKE_NAME
 from infra.config.errors import one_of, show
 from infra.config.reader import Reader
+from infra.record import record
 
 NETWORK_KEYS = ("create", "name", "subnetwork", "nodesCidr", "podsCidr", "servicesCidr",
                 "podsRangeName", "servicesRangeName", "masterCidr", "mtu", "gpuNetworksCidr")
@@ -32,7 +32,7 @@ LAYOUT = {"tcpx": (4, 0), "tcpxo": (8, 0), "rdma": (1, 8)}
 RDMA_NICS = {"a4x": 4}
 
 
-@dataclass(frozen=True)
+@record
 class Network:
     create: bool
     name: str

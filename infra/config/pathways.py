@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import boot_disks
@@ -24,6 +23,7 @@ from infra.config.slices import Capacity, SlicePool
 from infra.config.errors import show
 from infra.contract.images import image_problem
 from infra.config.reader import Reader
+from infra.record import record
 
 PATHWAYS_KEYS = ("enabled", "headPool", "scratch", "images")
 HEAD_POOL_KEYS = ("name", "machineType", "minNodes", "maxNodes", "diskSizeGb")
@@ -56,7 +56,7 @@ _STORE_PATH = re.compile(r"^store:(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)(?P<prefix
 _IMAGE_TAG = re.compile(r":[\w][\w.-]{0,127}\Z")
 
 
-@dataclass(frozen=True)
+@record
 class Pathways:
     head_pool: str  # the name of the CPU slice pool the head runs on
     scratch: str  # gs://BUCKET[/PREFIX]

@@ -19,11 +19,11 @@ Must not import pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from infra.config.errors import show
 from infra.config.reader import Reader
+from infra.record import record
 
 REGISTRY_KEYS = ("create", "name", "location", "project", "cleanup", "readAllRepositories")
 CLEANUP_KEYS = ("keepCount", "olderThanDays", "untaggedAfterDays", "dryRun")
@@ -36,7 +36,7 @@ _LOCATION = re.compile(r"^([a-z]+|[a-z]+-[a-z]+[0-9]+)\Z")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]\Z")
 
 
-@dataclass(frozen=True)
+@record
 class Cleanup:
     """Artifact Registry cleanup policies. A keep policy only exempts versions from delete
     policies (https://cloud.google.com/artifact-registry/docs/repositories/cleanup-policy-overview),
@@ -48,7 +48,7 @@ class Cleanup:
     dry_run: bool = False  # report what would be deleted, delete nothing
 
 
-@dataclass(frozen=True)
+@record
 class RegistryConfig:
     create: bool
     name: str

@@ -14,7 +14,7 @@ team quotas may name a class. Pure; no pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import tables as catalog
@@ -25,6 +25,7 @@ from infra.config.class_capacity import (ABOUT_PAGE, CRD_PAGE, ClassCapacity, be
 from infra.config.class_nodes import NodeTaint, parse_nodes
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
+from infra.record import record
 
 __all__ = ["ClassCapacity", "NodeTaint", "SliceClass", "below", "needs_cluster_autoprovisioning",
            "parse_slice_classes"]
@@ -50,7 +51,7 @@ MIN_VERSION_CLASS_ONLY_AUTOCREATION = (1, 33, 3, 1136000)
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?\Z")
 
 
-@dataclass(frozen=True)
+@record
 class SliceClass:
     """One entry of ``sliceClasses``."""
 

@@ -10,7 +10,7 @@ cache name these pools. Pure; no pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import boot_disks
@@ -22,6 +22,7 @@ from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_
                                  check_gke_name, check_max_pods, parse_labels)
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
+from infra.record import record
 
 CAPACITY_MODES = ("on-demand", "spot", "reservation", "flex-start", "queued")
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
@@ -71,7 +72,7 @@ _DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/imag
 _DURATION = re.compile(r"^(\d+)([smhd])\Z")
 
 
-@dataclass(frozen=True)
+@record
 class Capacity:
     mode: str
     reservation: str | None = None  # reservation name, or projects/P/reservations/R
@@ -89,7 +90,7 @@ class Capacity:
         return self.mode in ("flex-start", "queued")
 
 
-@dataclass(frozen=True)
+@record
 class SlicePool:
     """One entry of ``slices``: ``count`` identical slices of one accelerator."""
 

@@ -23,7 +23,6 @@ keeps working. It does not import pulumi; ``infra.program`` hands it the raw con
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
 from infra.catalog import gke_versions
@@ -47,6 +46,7 @@ from infra.config.reader import Reader
 from infra.config.slice_classes import SliceClass, parse_slice_classes
 from infra.config.secrets import SECRET_KEYS
 from infra.config.registry import RegistryConfig, check_cached_images, parse_registry
+from infra.record import record
 
 __all__ = [
     "CAPACITY_KEYS", "CAPACITY_MODES", "DISK_TYPES", "GPU_DRIVER_VERSIONS", "MAX_RUN_SECONDS",
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class StackConfig:
     project: str
     region: str

@@ -27,7 +27,7 @@ reported as ``stacks/Pulumi.dev.yaml:14: slices[1].count: ...``. Pure: PyYAML on
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -36,6 +36,7 @@ import yaml
 from infra.config.stack import TOP_LEVEL_KEYS
 from infra.config.errors import did_you_mean
 from infra.config.secrets import SECRET_KEYS, SecretStr, hide
+from infra.record import record
 
 NAMESPACE = "accelstack"
 # Namespaces Pulumi or the stack's providers read from a stack file: the gcp and kubernetes
@@ -60,7 +61,7 @@ class StackFileError(ValueError):
         super().__init__("\n".join(problems))
 
 
-@dataclass(frozen=True)
+@record
 class StackFile:
     path: str  # as given, for messages
     stack: str

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import gke_versions
@@ -26,6 +26,7 @@ from infra.config.fields import parse_labels
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
 from infra.config.store_kinds import CREATED_ONLY, KIND_KEYS, KINDS, REFERENCED_ONLY, parse_kind
+from infra.record import record
 
 ACCESS = ("read-only", "read-write")
 STORAGE_KEYS = ("serviceAccount", "projectNumber", "privateServiceAccess", "stores")
@@ -49,7 +50,7 @@ MIN_VERSION_LUSTRE = gke_versions.LUSTRE
 
 
 
-@dataclass(frozen=True)
+@record
 class Store:
     name: str
     kind: str  # gcs, filestore, parallelstore, lustre
@@ -81,13 +82,13 @@ class Store:
         return self.kind != "gcs"
 
 
-@dataclass(frozen=True)
+@record
 class PrivateServiceAccess:
     prefix_length: int
     address: str | None  # None: Google picks a free range of that size
 
 
-@dataclass(frozen=True)
+@record
 class Storage:
     service_account: str = DEFAULT_SERVICE_ACCOUNT
     project_number: str | None = None  # None: looked up from the project at deploy time

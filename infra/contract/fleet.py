@@ -12,17 +12,17 @@ Pure data: must not import pulumi.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from infra.contract.outputs import (ContractError, LocalQueueInfo, SlicePoolInfo,
                                     StackOutputs, StorageInfo, load)
+from infra.record import record
 
 FLEET_OUTPUT_NAME = "accelstackFleet"
 FLEET_CONTRACT_VERSION = 1
 
 
-@dataclass(frozen=True)
+@record
 class FleetWorker:
     """A worker cluster: its name in the fleet (the MultiKueueCluster's name, and so the
     Workload's ``status.clusterName``), its stack and its own contract."""
@@ -39,7 +39,7 @@ class FleetWorker:
         return fleet_pools(self.outputs)
 
 
-@dataclass(frozen=True)
+@record
 class FleetQueue:
     """A LocalQueue of the manager: ``workers`` are where MultiKueue may send its workloads
     (every worker, one worker, or the workers of one region)."""
@@ -51,7 +51,7 @@ class FleetQueue:
     scope: str  # "all", "worker:<name>" or "region:<region>"
 
 
-@dataclass(frozen=True)
+@record
 class FleetInfo:
     name: str
     stack: str

@@ -9,8 +9,10 @@ Pure data: this module must not import pulumi (the submitter imports it on its f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping
+
+from infra.record import record
 
 
 CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached images
@@ -34,7 +36,7 @@ class ContractError(ValueError):
     """Outputs that are not a valid contract of the version this code reads."""
 
 
-@dataclass(frozen=True)
+@record
 class ClusterInfo:
     project: str
     location: str
@@ -52,7 +54,7 @@ class ClusterInfo:
     authorized_networks: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True)
+@record
 class SlicePoolInfo:
     name: str
     accelerator: str
@@ -92,7 +94,7 @@ class SlicePoolInfo:
         return self.chips_per_vm * self.vms_per_slice
 
 
-@dataclass(frozen=True)
+@record
 class SliceClassInfo:
     """A slice class: the shapes it makes, the capacity it tries in order (spot,
     flex-start, on-demand, reservation:NAME) and its limits at once."""
@@ -110,14 +112,14 @@ class SliceClassInfo:
                 "zones": list(self.zones)}
 
 
-@dataclass(frozen=True)
+@record
 class LocalQueueInfo:
     name: str
     namespace: str
     cluster_queue: str
 
 
-@dataclass(frozen=True)
+@record
 class StoreInfo:
     """A store jobs may mount: ``source`` is the bucket (gcs) or the claim's name in each
     namespace with access (filestore, parallelstore, lustre)."""
@@ -128,7 +130,7 @@ class StoreInfo:
     access: Mapping[str, str]  # namespace -> read-only | read-write
 
 
-@dataclass(frozen=True)
+@record
 class StorageInfo:
     stores: tuple[StoreInfo, ...] = ()
     service_accounts: Mapping[str, str] = field(default_factory=dict)  # namespace -> KSA
@@ -144,7 +146,7 @@ class StorageInfo:
                 "gkeVersion": self.gke_version}
 
 
-@dataclass(frozen=True)
+@record
 class PathwaysInfo:
     """The stack's Pathways set-up: the CPU pool for the head (one of ``slicePools``),
     the gs:// scratch location and the pinned server and proxy images."""
@@ -159,7 +161,7 @@ class PathwaysInfo:
                 "serverImage": self.server_image, "proxyImage": self.proxy_image}
 
 
-@dataclass(frozen=True)
+@record
 class StackOutputs:
     stack: str
     cluster: ClusterInfo

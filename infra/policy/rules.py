@@ -15,12 +15,12 @@ rules as items of type ``CONFIG`` (one per key, secret values already replaced b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from infra.catalog import tables as catalog
 from infra.contract.images import image_has_digest, image_tag
 from infra.config.stack import POLICY_RULES, StackConfig
+from infra.record import record
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -46,7 +46,7 @@ PUBLIC_PRINCIPALS = ("allUsers", "allAuthenticatedUsers")
 PUBLIC_ACLS = ("publicRead", "publicReadWrite", "authenticatedRead")
 
 
-@dataclass(frozen=True)
+@record
 class Item:
     """A resource of the desired state, inputs with secrets already masked or unwrapped."""
 
@@ -55,7 +55,7 @@ class Item:
     inputs: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     rule: str
     resource: str

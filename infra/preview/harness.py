@@ -18,6 +18,7 @@ from typing import Any, Callable, Collection, Mapping
 import pulumi
 from pulumi.runtime import mocks as _mocks
 
+from infra.record import record
 from infra import program
 from infra.config import fleet as fleet_config
 from infra.config import stack_file
@@ -30,7 +31,7 @@ PREVIEW_PROJECT_NUMBER = "123456789012"  # stands in for the project's number
 PREVIEW_CA = base64.b64encode(b"accelstack offline preview: no certificate").decode()
 
 
-@dataclass(frozen=True)
+@record
 class Secret:
     """A secret input value, kept apart so it is never printed."""
 

@@ -11,13 +11,13 @@ Dataplane V2 and multi-networking on the cluster. Subnets are carved in a fixed 
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from typing import Any
 
 from infra.catalog import gpudirect_release
 from infra.config.stack import SlicePool, StackConfig
 from infra.config.network import LAYOUT as _LAYOUT
 from infra.config.network import data_network_key
+from infra.record import record
 
 TCPX_MTU = 8244  # GKE's GPUDirect-TCPX/TCPXO guides create their VPCs with this MTU
 RDMA_MTU = 8896  # recommended (and the default) for RoCE VPCs
@@ -25,13 +25,13 @@ GVNIC_MTU = 8896
 
 
 
-@dataclass(frozen=True)
+@record
 class Subnet:
     name: str
     cidr: str
 
 
-@dataclass(frozen=True)
+@record
 class DataNetwork:
     name: str
     mtu: int
@@ -43,7 +43,7 @@ class DataNetwork:
         return self.network_profile is not None
 
 
-@dataclass(frozen=True)
+@record
 class NetworkGroup:
     """The data networks shared by GPU pools of one networking kind in one zone."""
 

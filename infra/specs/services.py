@@ -17,9 +17,9 @@ enabled by default"). It is a one-time step before the first `pulumi up`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from infra.record import record
 from infra.specs import storage as storage_spec
 from infra.config.stack import StackConfig
 
@@ -40,7 +40,7 @@ ARTIFACT_REGISTRY = "artifactregistry.googleapis.com"
 STORAGE = "storage.googleapis.com"
 
 
-@dataclass(frozen=True)
+@record
 class Api:
     """One API to enable, in one project."""
 

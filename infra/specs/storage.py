@@ -14,10 +14,10 @@ address) are passed in by the component.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from infra.config.stack import StackConfig, Store
+from infra.record import record
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "accelstack"}
 # Workload Identity Federation for GKE roles on a bucket, as the GCS FUSE CSI driver
@@ -115,7 +115,7 @@ def bucket_args(cfg: StackConfig, store: Store) -> dict[str, Any]:
     return {k: v for k, v in args.items() if v is not None}
 
 
-@dataclass(frozen=True)
+@record
 class Grant:
     store: str
     namespace: str
@@ -239,7 +239,7 @@ def service_accounts(cfg: StackConfig) -> list[dict[str, Any]]:
             for ns in namespaces(cfg)]
 
 
-@dataclass(frozen=True)
+@record
 class Endpoint:
     """Where a VPC store answers: Filestore and Lustre an IP, Parallelstore access points."""
 

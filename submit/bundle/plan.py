@@ -21,7 +21,6 @@ import os
 import re
 import stat
 import tarfile
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, Callable, Iterator, Mapping, Protocol
 
@@ -29,6 +28,7 @@ import pathspec
 
 from infra.catalog import tables as catalog
 from infra.contract.outputs import SlicePoolInfo
+from infra.record import record
 
 # Media types: OCI image-spec (media-types.md) and Docker Image Manifest V2, Schema 2.
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -68,7 +68,7 @@ class BundleError(ValueError):
         self.option = option
 
 
-@dataclass(frozen=True)
+@record
 class Platform:
     os: str
     architecture: str
@@ -190,7 +190,7 @@ class _GitIgnores:
         return False
 
 
-@dataclass(frozen=True)
+@record
 class Entry:
     """One tar entry: a path relative to the script directory."""
 
@@ -285,7 +285,7 @@ class _Hashing(io.RawIOBase):
         return "sha256:" + self.sha.hexdigest()
 
 
-@dataclass(frozen=True)
+@record
 class Layer:
     digest: str  # of the gzip blob
     size: int  # of the gzip blob

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 import requests
 
+from infra.record import record
 from submit.bundle import plan
 from submit.bundle.plan import BundleError, Platform
 from submit.bundle.registry import ImageRef, Registry, RegistryError, parse_ref
@@ -31,7 +32,7 @@ class Progress(Protocol):
     def finish(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@record
 class BundleResult:
     image: str  # repository/package@sha256:..., what the JobSet runs
     tagged: str  # repository/package:sha256-..., the same image by its content tag

@@ -20,7 +20,6 @@ import base64
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urljoin, urlsplit
@@ -28,6 +27,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 
 from infra.contract.images import image_problem
+from infra.record import record
 from submit.bundle.plan import digest_of
 
 ACCEPT_MANIFESTS = ", ".join((
@@ -48,7 +48,7 @@ class RegistryError(Exception):
     """A registry said no, or could not be reached; the message says what to do."""
 
 
-@dataclass(frozen=True)
+@record
 class ImageRef:
     registry: str  # host[:port], docker.io for Docker Hub
     repository: str

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
+from infra.record import record
 from submit import api
 from submit.render import spec as sp
 from submit.experiment import expand as ex
@@ -24,7 +24,7 @@ from submit.render.spec import SpecError
 from submit.cli.context import Context, bad_input, kube_call
 
 
-@dataclass(frozen=True)
+@record
 class Sweep:
     """FILE and the limits on its expansion (--max-trials, --max-running)."""
     file: str
@@ -32,7 +32,7 @@ class Sweep:
     max_running: int | None
 
 
-@dataclass(frozen=True)
+@record
 class Output:
     """What becomes of the trials besides submitting them (--dry-run, -o, --export)."""
     dry_run: bool
@@ -40,7 +40,7 @@ class Output:
     export_dir: str | None
 
 
-@dataclass(frozen=True)
+@record
 class Code:
     """--script-dir, --base-image and --image-repository: the one image every trial runs."""
     script_dir: str | None

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timedelta, timezone
 from enum import IntEnum
 from typing import Any, Callable, Mapping, Sequence
 
 import yaml
+
+from infra.record import record
 
 NAMESPACE = "accelstack"
 
@@ -100,7 +102,7 @@ class PlanError(ValueError):
         super().__init__(f"{option}: {message}")
 
 
-@dataclass(frozen=True)
+@record
 class RunPlan:
     name: str  # the run, its stack and its cluster
     project_dir: str
@@ -202,7 +204,7 @@ def teardown_command(plan: RunPlan) -> str:
     return shlex.join(["submit", "reap", "--project-dir", plan.project_dir, plan.name])
 
 
-@dataclass(frozen=True)
+@record
 class Holder:
     """Who holds a stack: the TAG_RUN value, parsed."""
 
@@ -234,7 +236,7 @@ def run_id(run: str, user: str, host: str, pid: int, now: datetime) -> str:
     return f"{run}-{now.astimezone(timezone.utc).strftime('%Y%m%dT%H%M%S')} {user}@{host} pid {pid}"
 
 
-@dataclass(frozen=True)
+@record
 class Reapable:
     name: str
     expires: datetime | None  # None: the tag is missing or unreadable (reaped: safe side)
@@ -263,7 +265,7 @@ def is_transient(message: str) -> bool:
     return bool(TRANSIENT.search(message))
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """What happened, for the exit code and the summary."""
 

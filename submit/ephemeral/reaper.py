@@ -9,15 +9,15 @@ as a run's own teardown. Stacks without the ephemeral tag are never touched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
+from infra.record import record
 from submit.ephemeral import plan as pl
 from submit.ephemeral.teardown import last_line, take_down
 
 
-@dataclass(frozen=True)
+@record
 class Reaped:
     name: str
     destroyed: bool

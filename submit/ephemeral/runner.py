@@ -18,10 +18,11 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Protocol, Sequence
 
+from infra.record import record
 from submit.ephemeral import plan as pl
 from submit.ephemeral.events import Tally
 from submit.ephemeral.teardown import Stop, last_line, take_down
@@ -44,7 +45,7 @@ class InUse(Exception):
     """The stack is held by a run that is still alive."""
 
 
-@dataclass(frozen=True)
+@record
 class Work:
     """What runs on the fresh stack: each entry renders one workload's objects."""
 

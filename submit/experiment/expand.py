@@ -30,13 +30,13 @@ import dataclasses
 import itertools
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from infra.config.errors import did_you_mean
+from infra.record import record
 from submit import api
 from submit.render import spec as sp
 
@@ -66,7 +66,7 @@ class ExperimentError(ValueError):
         super().__init__(self.message)
 
 
-@dataclass(frozen=True)
+@record
 class Trial:
     index: int
     params: tuple[tuple[str, Any], ...]  # (sweep key, value), in the file's order
@@ -84,7 +84,7 @@ class Trial:
         return ", ".join(f"{k}={_text(v)}" for k, v in self.params) or "(base)"
 
 
-@dataclass(frozen=True)
+@record
 class Experiment:
     name: str
     file: str

@@ -36,11 +36,12 @@ JAX coordinator is the role's own first pod: each role is its own JAX program).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from infra.catalog import tables as catalog
 from infra.contract.outputs import StackOutputs
+from infra.record import record
 from submit import api
 from submit.render import spec as sp
 from submit.experiment.expand import ExperimentError as GroupError
@@ -58,7 +59,7 @@ ROLES = "accelstack.dev/roles"  # annotation: the roles, in order
 _ROLE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 
 
-@dataclass(frozen=True)
+@record
 class Role:
     name: str
     options: dict[str, Any]
@@ -67,7 +68,7 @@ class Role:
     line: int
 
 
-@dataclass(frozen=True)
+@record
 class Group:
     name: str
     file: str

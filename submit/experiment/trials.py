@@ -8,12 +8,12 @@ import dataclasses
 import hashlib
 import json
 import shlex
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from infra.contract.outputs import StackOutputs
+from infra.record import record
 from submit import api
 from submit.experiment.expand import (_LABEL_NAME, _LABEL_VALUE, EXPERIMENT, PARAM_PREFIX,
                                       PARAMETERS, TRIAL, Experiment, ExperimentError, Trial,
@@ -22,7 +22,7 @@ from submit.render import spec as sp
 from submit.render.jobset import render
 
 
-@dataclass(frozen=True)
+@record
 class TrialPlan:
     trial: Trial
     name: str

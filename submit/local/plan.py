@@ -29,9 +29,10 @@ from __future__ import annotations
 import copy
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Sequence
 
+from infra.record import record
 from submit.local import policy
 from submit.local.environment import choose_container, container_env, expand, injected
 from submit.local.errors import PlanError
@@ -42,7 +43,7 @@ from submit.local.volumes import local_mounts, rewrite_paths
 DEFAULT_GRACE_SECONDS = 30  # a pod's terminationGracePeriodSeconds when unset
 
 
-@dataclass(frozen=True)
+@record
 class Options:
     run_dir: str  # logs, ConfigMap files and emptyDir directories go under it
     cwd: str  # where commands run (the image's working directory does not exist here)
@@ -51,7 +52,7 @@ class Options:
     container: str | None = None  # the container to run (default: "main", else the first)
 
 
-@dataclass(frozen=True)
+@record
 class Process:
     label: str  # "<slice>/<worker>" (prefixed by the replicated Job when there are several)
     replicated_job: str
@@ -71,7 +72,7 @@ class Process:
         return dict(self.env)
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     jobset: str
     namespace: str
@@ -216,7 +217,7 @@ def build(objects: Sequence[Any], opts: Options, restart_attempt: int,
                                  for d in rj.get("dependsOn") or []))
 
 
-@dataclass(frozen=True)
+@record
 class _Workload:
     """What every pod's process is computed against."""
     name: str

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass
 from typing import Any
+
+from infra.record import record
 
 # JobSet v0.12.0: api/jobset/v1alpha2/jobset_types.go and pkg/constants/constants.go; every
 # key is set both as a label and as an annotation on child Jobs and their pods
@@ -42,7 +43,7 @@ def pod_suffix(seed: str) -> str:
     return "".join(_POD_SUFFIX_CHARS[b % len(_POD_SUFFIX_CHARS)] for b in digest[:5])
 
 
-@dataclass(frozen=True)
+@record
 class Pod:
     rjob: dict[str, Any]
     job_index: int

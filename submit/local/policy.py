@@ -19,8 +19,9 @@ JobSet v0.12.0 decide it on the cluster. Pure: the runner asks, this module answ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from infra.record import record
 
 FAIL_JOB_SET = "FailJobSet"
 RESTART_JOB_SET = "RestartJobSet"
@@ -35,7 +36,7 @@ class PolicyError(ValueError):
     """A JobSet feature the local runner cannot reproduce."""
 
 
-@dataclass(frozen=True)
+@record
 class PodRule:
     action: str  # FailJob, Ignore or Count
     container: str | None
@@ -51,7 +52,7 @@ class PodRule:
         return inside if self.operator == "In" else not inside
 
 
-@dataclass(frozen=True)
+@record
 class JobPolicy:
     replicated_job: str
     backoff_limit: int
@@ -65,7 +66,7 @@ class JobPolicy:
         return "Count", None
 
 
-@dataclass(frozen=True)
+@record
 class SetRule:
     name: str
     action: str
@@ -79,7 +80,7 @@ class SetRule:
                 and (not self.targets or replicated_job in self.targets))
 
 
-@dataclass(frozen=True)
+@record
 class Policy:
     has_failure_policy: bool
     max_restarts: int

@@ -10,21 +10,21 @@ Pure: no Click, no Kubernetes client, no pulumi.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from infra.catalog import pod_resources
 from infra.catalog import tables as catalog
 from infra.catalog.labels import ARCH_LABEL, ARM64
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
-from submit.render import fleet as fleet_route
 from submit.render import mounts as mounts_mod
-from submit.render import pathways_options
-from submit.render.pathways_options import PathwaysError, PathwaysSpec
 from submit.render.spec import (
     CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
     DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
     check_options, hostname_budget, parse_capabilities, parse_env, parse_env_file,
     parse_exit_codes, parse_secret_env, parse_ttl, read_config_file)
+
+if TYPE_CHECKING:
+    from submit.render.pathways_options import PathwaysSpec
 
 
 def _named(p: SlicePoolInfo) -> str:
@@ -56,6 +56,8 @@ def pick_pool(outputs: StackOutputs, accelerator: str, pool_name: str | None) ->
         raise SpecError("--accelerator", str(e)) from None
     pools = [p for p in outputs.slice_pools if p.accelerator == accel.name]
     if not pools and outputs.fleet is not None:
+        from submit.render import fleet as fleet_route
+
         raise fleet_route.no_pool(outputs.fleet, accelerator)
     if not pools:
         raise SpecError("--accelerator", f"{accelerator!r} ({accel.name}) is not a slice type "
@@ -114,6 +116,8 @@ def build_spec(
     managed_by: str | None = None
     able: tuple[str, ...] = ()
     if outputs.fleet is not None:
+        from submit.render import fleet as fleet_route  # late: fleets only
+
         q, able = fleet_route.route(outputs.fleet, chosen, ns, queue, replicas, parallelism,
                                     fleet_worker, fleet_region)
         managed_by = fleet_route.MULTIKUEUE
@@ -183,6 +187,9 @@ def _shape(chosen: SlicePoolInfo, num_slices: int | None, num_nodes: int | None
 
 def _pathways(outputs: StackOutputs, chosen: SlicePoolInfo, replicas: int, headless: bool,
               elastic_slices: int | None) -> PathwaysSpec:
+    from submit.render import pathways_options  # late: --pathways only
+    from submit.render.pathways_options import PathwaysError
+
     try:
         return pathways_options.check(outputs, chosen, replicas, headless=headless,
                                       elastic_slices=elastic_slices)

@@ -13,8 +13,6 @@ leaves it to MultiKueue. Pure: no Click, no Kubernetes client.
 
 from __future__ import annotations
 
-import difflib
-
 from infra.contract.fleet import FleetInfo, offering, pool_key
 from infra.contract.outputs import SlicePoolInfo
 from submit.render.spec import SpecError
@@ -23,6 +21,8 @@ MULTIKUEUE = "kueue.x-k8s.io/multikueue"  # v0.19.2 MultiKueueControllerName
 
 
 def _hint(word: str, names: list[str]) -> str:
+    import difflib  # late: only a mistyped name needs it
+
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     return f"; did you mean {close[0]}?" if close else ""
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from infra.catalog import gke_versions
 from infra.contract.outputs import StorageInfo
+from infra.record import record
 
 MOUNT_ROOT = "/mnt"  # a store's default path: /mnt/STORE
 ENV_PREFIX = "ACCELSTACK_MOUNT_"  # ACCELSTACK_MOUNT_<STORE> = its path in the container
@@ -97,7 +97,7 @@ class MountError(ValueError):
     """A --mount value that cannot work; the message names the value and what is allowed."""
 
 
-@dataclass(frozen=True)
+@record
 class Mount:
     store: str
     kind: str  # gcs, filestore, parallelstore, lustre

@@ -8,9 +8,9 @@ build it without an import circle. Pure: no Click, no Kubernetes client, no pulu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
+from infra.record import record
 
 # The TPU versions Pathways' resource manager knows (--instance_type), by accelstack
 # family: google/pathways-job internal/controller/pathwaysjob_controller.go, as
@@ -27,7 +27,7 @@ class PathwaysError(ValueError):
         super().__init__(f"{option}: {message}")
 
 
-@dataclass(frozen=True)
+@record
 class PathwaysSpec:
     head_pool: SlicePoolInfo
     scratch: str  # gs://...

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from infra.catalog import tables as catalog
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.contract.images import image_problem
+from infra.record import record
 from submit.render import envfile
 from submit.render import mounts as mounts_mod
-from submit.render import pathways_options
-from submit.render.pathways_options import PathwaysError, PathwaysSpec
+
+if TYPE_CHECKING:
+    from submit.render.pathways_options import PathwaysSpec
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
@@ -66,7 +68,7 @@ class SpecError(ValueError):
         super().__init__(f"{option}: {message}")
 
 
-@dataclass(frozen=True)
+@record
 class EnvVar:
     name: str
     value: str | None = None
@@ -74,7 +76,7 @@ class EnvVar:
     secret_key: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class WorkloadSpec:
     name: str
     namespace: str
@@ -388,9 +390,16 @@ def check_options(
     parse_secret_env(secret_env)
     if config_file is not None:
         read_config_file(config_file)
+    if pathways or headless or elastic_slices:  # (check_flags passes anything else)
+        _check_pathways_flags(pathways=pathways, headless=headless,
+                              elastic_slices=elastic_slices, command=command,
+                              mounts=tuple(mount), cpu=cpu, memory=memory)
+
+
+def _check_pathways_flags(**flags: Any) -> None:
+    from submit.render import pathways_options  # late: --pathways and its flags only
+
     try:
-        pathways_options.check_flags(pathways=pathways, headless=headless,
-                                     elastic_slices=elastic_slices, command=command,
-                                     mounts=tuple(mount), cpu=cpu, memory=memory)
-    except PathwaysError as e:
+        pathways_options.check_flags(**flags)
+    except pathways_options.PathwaysError as e:
         raise SpecError(e.option, e.message) from None

@@ -26,12 +26,12 @@ Must not import pulumi.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from infra.catalog import pod_resources
 from infra.contract.fleet import fleet_pools, pool_key
 from infra.contract.outputs import StackOutputs
+from infra.record import record
 from infra.specs.addons import MANAGED_NAMESPACE_LABEL
 from infra.specs.fleet.access import MANAGED, kubeconfig_secret_name
 from infra.specs.kueue import API, Flavor, resource_groups
@@ -39,7 +39,7 @@ from infra.specs.kueue import API, Flavor, resource_groups
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"  # v0.19.2 MultiKueueControllerName
 
 
-@dataclass(frozen=True)
+@record
 class Scope:
     """A set of workers a workload may be restricted to."""
 

@@ -4,17 +4,17 @@ contracts raises ConfigError (every problem, one line each). Must not import pul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from infra.config.errors import ConfigError
 from infra.config.fleet import FleetConfig
 from infra.contract.fleet import FleetInfo, FleetQueue, FleetWorker
 from infra.contract.outputs import StackOutputs
+from infra.record import record
 from infra.specs.fleet import access, checks, manager as manager_spec
 
 
-@dataclass(frozen=True)
+@record
 class FleetPlan:
     manager: StackOutputs
     manager_objects: list[dict[str, Any]]

@@ -1,0 +1,174 @@
+"""infra/record.py: a ``@record`` class behaves as ``@dataclass(frozen=True)`` does.
+
+Each check runs the same class body under both decorators and compares what users see:
+construction, defaults, equality, hashing, repr, immutability, errors, and the
+``dataclasses`` helpers the project uses (fields, replace, asdict).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from dataclasses import field
+from typing import Any, Callable
+
+import pytest
+
+from infra.record import record
+
+
+def _pair(body: Callable[[Callable[[type], type]], type]) -> tuple[type, type]:
+    return body(record), body(dataclasses.dataclass(frozen=True))
+
+
+def _point(decorate: Callable[[type], type]) -> type:
+    class Point:
+        x: int
+        y: int = 2
+        tags: tuple[str, ...] = ()
+        notes: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    return decorate(Point)
+
+
+POINT, REF = _pair(_point)
+
+
+@record
+class Kept:
+    a: int
+    b: tuple[str, ...] = ()
+
+
+@pytest.mark.parametrize("args,kwargs", [((1,), {}), ((1, 3), {}), ((), {"x": 1, "y": 5}),
+                                         ((1,), {"tags": ("a",)}), ((1, 2, ("b",), ["n"]), {})])
+def test_same_values_repr_and_equality_as_a_frozen_dataclass(args: Any, kwargs: Any) -> None:
+    mine, ref = POINT(*args, **kwargs), REF(*args, **kwargs)
+    assert dataclasses.asdict(mine) == dataclasses.asdict(ref)
+    assert repr(mine) == repr(ref)
+    assert mine == POINT(*args, **kwargs)
+    assert hash(mine) == hash(ref)  # both hash the tuple of compared fields
+
+
+def test_equality_skips_fields_outside_compare_and_other_classes() -> None:
+    assert POINT(1, notes=["a"]) == POINT(1, notes=["b"])
+    assert POINT(1) != POINT(2)
+    assert POINT(1) != REF(1)  # a different class is never equal, as with dataclasses
+    assert POINT(1).__eq__(object()) is NotImplemented
+
+
+def test_default_factory_gives_each_instance_its_own_value() -> None:
+    a, b = POINT(1), POINT(1)
+    assert a.notes == [] and a.notes is not b.notes
+
+
+def test_frozen() -> None:
+    p = POINT(1)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="'x'"):
+        p.x = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del p.x  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.new = 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("args,kwargs,message", [
+    ((), {}, r"missing 1 required positional argument: 'x'"),
+    ((1, 2, (), [], 5), {}, r"takes 5 positional arguments but 6 were given"),
+    ((1,), {"z": 1}, r"unexpected keyword argument 'z'"),
+    ((1,), {"x": 1}, r"multiple values for argument 'x'"),
+])
+def test_bad_arguments_fail_as_dataclasses_do(args: Any, kwargs: Any, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        POINT(*args, **kwargs)
+    with pytest.raises(TypeError):
+        REF(*args, **kwargs)
+
+
+def test_dataclasses_helpers_work() -> None:
+    p = POINT(1, tags=("a",))
+    assert dataclasses.is_dataclass(p)
+    assert [f.name for f in dataclasses.fields(p)] == ["x", "y", "tags", "notes"]
+    q = dataclasses.replace(p, y=9)
+    assert (q.x, q.y, q.tags) == (1, 9, ("a",)) and p.y == 2
+    assert POINT.__match_args__ == ("x", "y", "tags", "notes")
+    kept = Kept(1, ("a",))
+    assert pickle.loads(pickle.dumps(kept)) == kept
+
+
+def test_subclass_adds_fields_after_the_base() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        base = decorate(type("Base", (), {"__annotations__": {"a": "int"}}))
+        return decorate(type("Child", (base,), {"__annotations__": {"b": "int"}, "b": 0}))
+
+    mine, ref = _pair(body)
+    assert repr(mine(1, 2)) == repr(ref(1, 2))
+    assert mine(1) == mine(a=1, b=0) and hash(mine(1)) == hash(ref(1))
+
+
+def test_fields_outside_init_still_get_their_default() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        class Counted:
+            a: int
+            seen: list[int] = field(default_factory=list, init=False)
+
+        return decorate(Counted)
+
+    mine, ref = _pair(body)
+    assert mine(1).seen == ref(1).seen == []
+    with pytest.raises(TypeError):
+        mine(1, [])
+
+
+def test_refuses_what_it_does_not_do() -> None:
+    class Checked:
+        a: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="__post_init__"):
+        record(Checked)
+
+
+def test_project_classes_are_records() -> None:
+    """The hot path's classes are records (bench/cold_dry_run.py measures why)."""
+    from infra.catalog.tables import Accelerator
+    from infra.contract.outputs import StackOutputs
+    from submit.render.spec import WorkloadSpec
+
+    for cls in (Accelerator, StackOutputs, WorkloadSpec):
+        assert cls.__setattr__ is not object.__setattr__
+        assert "__init__" in cls.__dict__ and cls.__init__.__code__.co_filename.endswith(
+            "record.py")
+
+
+def test_methods_the_class_body_writes_are_kept() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        class Hidden:
+            value: str
+
+            def __repr__(self) -> str:
+                return "Hidden(value=***)"
+
+        return decorate(Hidden)
+
+    mine, ref = _pair(body)
+    assert repr(mine("s3cret")) == repr(ref("s3cret")) == "Hidden(value=***)"
+    assert mine("a") == mine("a") and hash(mine("a")) == hash(mine("a"))
+
+    def keyed(decorate: Callable[[type], type]) -> type:
+        class Keyed:
+            a: int
+            b: int
+
+            def __eq__(self, other: object) -> bool:
+                return isinstance(other, Keyed) and other.a == self.a
+
+            def __hash__(self) -> int:
+                return hash(self.a)
+
+        return decorate(Keyed)
+
+    mine, ref = _pair(keyed)
+    assert mine(1, 2) == mine(1, 3) and hash(mine(1, 2)) == hash(mine(1, 3)) == hash(ref(1, 9))
