@@ -12,7 +12,6 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from submit.cli import duration
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -98,6 +97,8 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
                 ctx: click.Context | None) -> float:
         if isinstance(value, (int, float)):
             return float(value)
+        from submit.cli import duration  # late: only a command given a duration parses one
+
         try:
             return duration.parse(str(value))
         except duration.DurationError as e:

@@ -10,13 +10,13 @@ message here ever quotes the outputs (pulumi's stdout) or a value from them.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
-from infra.contract.fleet import is_fleet, load_fleet
 from infra.contract.outputs import ContractError, StackOutputs, load
 
 PULUMI_TIMEOUT = 120
@@ -53,6 +53,10 @@ def _parse(text: str, source: str) -> StackOutputs:
                                "not shown: it holds credentials)")
     try:
         # A fleet stack's outputs read as its manager view (infra/contract/fleet.py).
+        if not _fleet_keys(data):
+            return load(data)
+        from infra.contract.fleet import is_fleet, load_fleet  # late: fleets only
+
         return load_fleet(data) if is_fleet(data) else load(data)
     except ContractError as e:
         raise OutputsError(f"{source}: {e}") from None
@@ -76,7 +80,8 @@ def from_file(path: str) -> StackOutputs:
         raise OptionError("--outputs", f"cannot read outputs file {path}: {e.strerror}") \
             from None
     try:
-        text = raw.decode("utf-8-sig")
+        # utf-8-sig's codec is a module to import: the BOM is dropped here instead.
+        text = raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")
     except UnicodeDecodeError:
         raise OptionError("--outputs", f"{path} is not a text file (not UTF-8); give the JSON "
                           "of `pulumi stack output --json --show-secrets`") from None
@@ -133,3 +138,10 @@ def read(stack: str | None, outputs_file: str | None, project_dir: str = ".") ->
         raise OptionError(None, "no stack given: pass --stack NAME (or set ACCELSTACK_STACK) "
                           "or --outputs FILE (or set ACCELSTACK_OUTPUTS)")
     return from_pulumi(stack, project_dir)
+
+
+def _fleet_keys(data: Any) -> bool:
+    """Whether ``data`` may be a fleet's outputs: infra.contract.fleet.is_fleet decides, but
+    only data with one of its keys is worth loading that module for."""
+    return isinstance(data, dict) and ("accelstackFleet" in data
+                                       or "fleetContractVersion" in data)

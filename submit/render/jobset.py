@@ -18,7 +18,6 @@ from infra.catalog import pod_resources
 from submit.render import dranet
 from submit.render import gpu_net
 from submit.render import mounts
-from submit.render import pathways
 from submit.render import placement
 from submit.render.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
 
@@ -227,6 +226,8 @@ def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
 
 def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     if spec.pathways is not None:  # --pathways: head and workers (submit/render/pathways.py)
+        from submit.render import pathways  # late: Pathways workloads only
+
         return pathways.jobset(spec, spec.pathways, _harden)
     pool = spec.pool
     labels = {
