@@ -26,13 +26,12 @@ holds an env value, a secret or the kubeconfig.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from typing import Any, Callable, Sequence
 
 from infra.contract.outputs import StackOutputs
-from infra.record import record
+from infra.record import field_names, record, replace
 from submit.render import spec as sp
 from submit.render.build import build_spec
 from submit.render.jobset import render as _render
@@ -106,11 +105,11 @@ class Workload:
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""
-        return dataclasses.replace(self, **changes)
+        return replace(self, **changes)
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of ``submit.render.build.build_spec``."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out = {name: getattr(self, name) for name in field_names(self)}
         out["workload"] = out.pop("name")
         return out
 

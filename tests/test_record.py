@@ -172,3 +172,34 @@ def test_methods_the_class_body_writes_are_kept() -> None:
 
     mine, ref = _pair(keyed)
     assert mine(1, 2) == mine(1, 3) and hash(mine(1, 2)) == hash(mine(1, 3)) == hash(ref(1, 9))
+
+
+def test_its_own_field_replace_and_field_names() -> None:
+    from typing import ClassVar
+
+    from infra.record import field as rfield
+    from infra.record import field_names, replace
+
+    @record
+    class Job:
+        LIMIT: ClassVar[int] = 3  # a class variable, not a field
+        name: str
+        tags: dict[str, str] = rfield(default_factory=dict)
+        size: int = 1
+
+    a = Job("a")
+    assert field_names(Job) == field_names(a) == ("name", "tags", "size")
+    b = replace(a, size=2)
+    assert (b.name, b.size, a.size) == ("a", 2, 1) and b.tags is a.tags  # kept, as dataclasses.replace does
+    assert dataclasses.replace(a, name="c") == Job("c")  # the dataclasses helpers too
+    assert dataclasses.asdict(a) == {"name": "a", "tags": {}, "size": 1}
+    assert Job.size == 1 and Job.LIMIT == 3 and "tags" not in Job.__dict__
+
+
+def test_class_bodies_dataclasses_would_refuse_are_refused() -> None:
+    with pytest.raises(ValueError, match="mutable default"):
+        record(type("Bad", (), {"__annotations__": {"a": "list[int]"}, "a": [],
+                                "__module__": __name__}))
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default"):
+        record(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 1,
+                                "__module__": __name__}))

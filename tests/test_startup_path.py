@@ -30,6 +30,7 @@ NOT_ON_THE_PATH = {
     "difflib": "a mistyped name's suggestion",
     "encodings.utf_8_sig": "nothing: stack_outputs drops a BOM itself",
     "pulumi": "the infra program only",
+    "dataclasses": "nothing: records (infra/record.py) define without it",
 }
 
 _PROBE = """

@@ -4,9 +4,8 @@ generation and each GPU machine family. The rows every catalog entry is derived 
 
 from __future__ import annotations
 
-from dataclasses import field
 
-from infra.record import record
+from infra.record import field, record
 
 
 

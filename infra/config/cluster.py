@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import field
 from typing import Any, Mapping
 
 from infra.catalog import tables as catalog
@@ -20,7 +19,7 @@ from infra.config.fields import (LABEL_KEY, MAX_NODES_PER_POOL_ZONE, check_gke_n
 from infra.config.network import Network, parse_network
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
-from infra.record import record
+from infra.record import field, record
 
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 SYSTEM_POOL_KEYS = ("machineType", "minNodes", "maxNodes", "diskSizeGb", "maxPodsPerNode")

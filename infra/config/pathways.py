@@ -12,7 +12,6 @@ above ``infra.config.slices`` and below ``infra.config.stack``. Pure; no pulumi.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any, Mapping, Sequence
 
@@ -23,7 +22,7 @@ from infra.config.slices import Capacity, SlicePool
 from infra.config.errors import show
 from infra.contract.images import image_problem
 from infra.config.reader import Reader
-from infra.record import record
+from infra.record import record, replace
 
 PATHWAYS_KEYS = ("enabled", "headPool", "scratch", "images")
 HEAD_POOL_KEYS = ("name", "machineType", "minNodes", "maxNodes", "diskSizeGb")
@@ -116,7 +115,7 @@ def resolve_scratch(r: Reader, pathways: Pathways | None,
         r.fail("pathways.scratch", f"{show(pathways.scratch)}: store {name!r} is not a Cloud "
                "Storage bucket (Pathways scratch data goes to Cloud Storage)")
         return None
-    return dataclasses.replace(pathways, scratch=f"gs://{bucket}{m.group('prefix') or ''}")
+    return replace(pathways, scratch=f"gs://{bucket}{m.group('prefix') or ''}")
 
 
 def _image(r: Reader, raw: Any, key: str, default: str) -> str:

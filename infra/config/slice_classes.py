@@ -14,7 +14,6 @@ team quotas may name a class. Pure; no pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import tables as catalog
@@ -25,7 +24,7 @@ from infra.config.class_capacity import (ABOUT_PAGE, CRD_PAGE, ClassCapacity, be
 from infra.config.class_nodes import NodeTaint, parse_nodes
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
-from infra.record import record
+from infra.record import field, record
 
 __all__ = ["ClassCapacity", "NodeTaint", "SliceClass", "below", "needs_cluster_autoprovisioning",
            "parse_slice_classes"]

@@ -10,7 +10,6 @@ cache name these pools. Pure; no pulumi.
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import boot_disks
@@ -22,7 +21,7 @@ from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_
                                  check_gke_name, check_max_pods, parse_labels)
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
-from infra.record import record
+from infra.record import field, record, replace
 
 CAPACITY_MODES = ("on-demand", "spot", "reservation", "flex-start", "queued")
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")

@@ -27,7 +27,6 @@ reported as ``stacks/Pulumi.dev.yaml:14: slices[1].count: ...``. Pure: PyYAML on
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -36,7 +35,7 @@ import yaml
 from infra.config.stack import TOP_LEVEL_KEYS
 from infra.config.errors import did_you_mean
 from infra.config.secrets import SECRET_KEYS, SecretStr, hide
-from infra.record import record
+from infra.record import field, record
 
 NAMESPACE = "accelstack"
 # Namespaces Pulumi or the stack's providers read from a stack file: the gcp and kubernetes

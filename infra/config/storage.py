@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import field
 from typing import Any, Mapping, Sequence
 
 from infra.catalog import gke_versions
@@ -26,7 +25,7 @@ from infra.config.fields import parse_labels
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
 from infra.config.store_kinds import CREATED_ONLY, KIND_KEYS, KINDS, REFERENCED_ONLY, parse_kind
-from infra.record import record
+from infra.record import field, record
 
 ACCESS = ("read-only", "read-write")
 STORAGE_KEYS = ("serviceAccount", "projectNumber", "privateServiceAccess", "stores")

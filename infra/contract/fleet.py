@@ -11,12 +11,11 @@ Pure data: must not import pulumi.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Mapping
 
 from infra.contract.outputs import (ContractError, LocalQueueInfo, SlicePoolInfo,
                                     StackOutputs, StorageInfo, load)
-from infra.record import record
+from infra.record import record, replace
 
 FLEET_OUTPUT_NAME = "accelstackFleet"
 FLEET_CONTRACT_VERSION = 1
@@ -133,11 +132,11 @@ def manager_view(fleet: FleetInfo, manager: StackOutputs) -> StackOutputs:
             key = pool_key(p)
             seen = pools.get(key)
             if seen is None or p.slice_count > seen.slice_count:
-                pools[key] = dataclasses.replace(p, name=key, node_pools=(), zones=())
+                pools[key] = replace(p, name=key, node_pools=(), zones=())
     queues = tuple(LocalQueueInfo(q.name, q.namespace, q.cluster_queue)
                    for q in fleet.queues if q.scope == "all")
     namespaces = [q.namespace for q in queues]
-    return dataclasses.replace(
+    return replace(
         manager, stack=fleet.stack, slice_pools=tuple(pools.values()),
         workload_namespace=namespaces[0] if namespaces else manager.workload_namespace,
         local_queues=queues, auto_provisioning={}, image_repository=None,

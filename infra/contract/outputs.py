@@ -9,10 +9,9 @@ Pure data: this module must not import pulumi (the submitter imports it on its f
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any, Mapping
 
-from infra.record import record
+from infra.record import field, record
 
 
 CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached images

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 import requests
 
-from infra.record import record
+from infra.record import field, record
 from submit.bundle import plan
 from submit.bundle.plan import BundleError, Platform
 from submit.bundle.registry import ImageRef, Registry, RegistryError, parse_ref

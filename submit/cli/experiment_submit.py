@@ -5,14 +5,13 @@ or submitted with the record that owns them, nothing half-applied.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from infra.record import record
+from infra.record import record, replace
 from submit import api
 from submit.render import spec as sp
 from submit.experiment import expand as ex
@@ -117,7 +116,7 @@ def with_script_image(ctx: Context, exp: ex.Experiment, script_dir: str, code: C
                          base_image=code.base_image, image=None,
                          image_repository=code.image_repository, accelerator=accelerator,
                          pool=pool, push=push)
-    return dataclasses.replace(exp, base={**exp.base, "image": image})
+    return replace(exp, base={**exp.base, "image": image})
 
 
 def pin(exp: ex.Experiment, plans: list[trials.TrialPlan], enabled: bool, offline_ok: bool) -> None:

@@ -11,7 +11,6 @@ interrupted).
 from __future__ import annotations
 
 import copy
-import dataclasses
 import inspect
 import json
 import os
@@ -23,6 +22,7 @@ from typing import Any, Callable
 import click
 import yaml
 
+from infra.record import replace
 from submit.local import image_check as image_check_mod
 from submit.local import plan as lp
 from submit.local import policy as pol
@@ -167,7 +167,7 @@ def _objects(ctx: Context, click_ctx: click.Context, kw: dict[str, Any],
         if r > spec.replicas or p > spec.parallelism:
             raise _bad("--scale-down", f"{r}x{p} is larger than the workload "
                        f"({spec.replicas}x{spec.parallelism}); it can only shrink it")
-        spec = dataclasses.replace(spec, replicas=r, parallelism=p)
+        spec = replace(spec, replicas=r, parallelism=p)
     return render(spec)
 
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import field
 from datetime import datetime, timedelta, timezone
 from enum import IntEnum
 from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
-from infra.record import record
+from infra.record import field, record
 
 NAMESPACE = "accelstack"
 

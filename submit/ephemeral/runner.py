@@ -18,11 +18,10 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Protocol, Sequence
 
-from infra.record import record
+from infra.record import record, replace
 from submit.ephemeral import plan as pl
 from submit.ephemeral.events import Tally
 from submit.ephemeral.teardown import Stop, last_line, take_down

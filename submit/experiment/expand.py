@@ -26,7 +26,6 @@ Every error is one line ``FILE:LINE: where: what is wrong``.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import re
@@ -36,7 +35,7 @@ from typing import Any
 import yaml
 
 from infra.config.errors import did_you_mean
-from infra.record import record
+from infra.record import field_names, record
 from submit import api
 from submit.render import spec as sp
 
@@ -49,8 +48,8 @@ PARAM_PREFIX = "params.accelstack.dev/"  # one label per parameter whose value f
 TOP_KEYS = ("name", "description", "workload", "sweep")
 # The base's keys: `create`'s options by their long names (the API's Workload fields);
 # `workload` is each trial's name, and building images (--script-dir) is per command.
-OPTIONS = tuple(f.name.replace("_", "-") for f in dataclasses.fields(api.Workload)
-                if f.name != "name")
+OPTIONS = tuple(name.replace("_", "-") for name in field_names(api.Workload)
+                if name != "name")
 _LIST_OPTIONS = ("env", "secret-env", "add-capability", "mount")
 _PATH_OPTIONS = ("env-file", "config-file")
 _INT_OPTIONS = ("num-slices", "num-nodes", "max-restarts", "termination-grace-period",

@@ -36,12 +36,11 @@ JAX coordinator is the role's own first pod: each role is its own JAX program).
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Any
 
 from infra.catalog import tables as catalog
 from infra.contract.outputs import StackOutputs
-from infra.record import record
+from infra.record import field, record
 from submit import api
 from submit.render import spec as sp
 from submit.experiment.expand import ExperimentError as GroupError

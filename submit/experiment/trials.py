@@ -4,7 +4,6 @@ Pure; the sweep file itself is read and expanded by expand.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import shlex
@@ -13,7 +12,7 @@ from typing import Any
 import yaml
 
 from infra.contract.outputs import StackOutputs
-from infra.record import record
+from infra.record import record, replace
 from submit import api
 from submit.experiment.expand import (_LABEL_NAME, _LABEL_VALUE, EXPERIMENT, PARAM_PREFIX,
                                       PARAMETERS, TRIAL, Experiment, ExperimentError, Trial,
@@ -78,7 +77,7 @@ def _with_config(spec: sp.WorkloadSpec, overrides: list[tuple[list[str], Any]], 
                                    f"{spec.config_file_name} is not a mapping")
         node[keys[-1]] = value
     out = json.dumps(data, indent=2) + "\n" if as_json else yaml.safe_dump(data, sort_keys=False)
-    return dataclasses.replace(spec, config_file_data=out)
+    return replace(spec, config_file_data=out)
 
 
 def trial_name(experiment: str, index: int, count: int, budget: int) -> str:
@@ -122,7 +121,7 @@ def _plan_trial(exp: Experiment, trial: Trial, outputs: StackOutputs) -> TrialPl
     spec = workload.spec(outputs)
     budget = sp.hostname_budget(spec.replicas, spec.parallelism, spec.pool.kind)
     name = trial_name(exp.name, trial.index, len(exp.trials), budget)
-    spec = dataclasses.replace(spec, name=name)
+    spec = replace(spec, name=name)
     if config:
         spec = _with_config(spec, config, exp.file)
     objs = render(spec)

@@ -29,10 +29,9 @@ from __future__ import annotations
 import copy
 import re
 import uuid
-from dataclasses import field
 from typing import Any, Callable, Sequence
 
-from infra.record import record
+from infra.record import field, record
 from submit.local import policy
 from submit.local.environment import choose_container, container_env, expand, injected
 from submit.local.errors import PlanError

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from infra.catalog import tables as catalog
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.contract.images import image_problem
-from infra.record import record
+from infra.record import field, record
 from submit.render import envfile
 from submit.render import mounts as mounts_mod
 
