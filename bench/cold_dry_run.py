@@ -1,7 +1,7 @@
 """Cold `submit workload create --dry-run` for a TPU multislice workload: process start to
-YAML out. Target: median <= 150 ms, and within 1.6x of a bare `import click, yaml` measured
-in the same run (the floor any Click + PyYAML tool pays; `python -c pass` is reported too).
-Issue 26 asks for 1.3x; not reached yet (docs/benchmarks.md).
+YAML out. Target: median <= 150 ms, and within 1.3x of a bare `import click, yaml` measured
+in the same run, interleaved (the floor any Click + PyYAML tool pays; `python -c pass` is
+reported too). docs/benchmarks.md states the same targets and the last figures.
 Also checks that the render path loads no pulumi, no Kubernetes client and no subprocess.
 
 Run: python bench/cold_dry_run.py [--runs N]
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import outputs_file  # noqa: E402
 
 TARGET_MS = 150.0
-TARGET_RATIO = 1.6  # to `python -c "import click, yaml"` (docs/benchmarks.md states it)
+TARGET_RATIO = 1.3  # to `python -c "import click, yaml"` (docs/benchmarks.md states it)
 
 
 def _median_ms(cmd: list[str], runs: int, env: dict[str, str]) -> float:
@@ -46,8 +46,11 @@ def main() -> int:
            "--env", "A=1", "--priority", "high", "--max-restarts", "3", "--dry-run",
            # the render path alone: resolving the tag is a registry round trip
            "--no-resolve-image"]
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
-    subprocess.run(cmd, check=True, capture_output=True, env=env)  # warm the bytecode cache
+    # Any non-empty PYTHONDONTWRITEBYTECODE (even "0") stops Python writing bytecode, and
+    # then every module changed since its last .pyc is compiled again on every run: drop it,
+    # and warm the cache once.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(cmd, check=True, capture_output=True, env=env)
     times = []
     bare, floor = [], []
     for _ in range(args.runs):  # interleaved: the machine's load falls on all three alike

@@ -82,12 +82,8 @@ def _is_classvar(annotation: Any) -> bool:
     return text.split("[", 1)[0].strip() in ("ClassVar", "typing.ClassVar")
 
 
-def _as_field(value: Any) -> Any:
-    """A ``dataclasses.field(...)`` in a record's body read as ``field(...)`` (dataclasses is
-    loaded already when a body holds one of its fields)."""
-    dc = sys.modules.get("dataclasses")
-    if dc is None or not isinstance(value, dc.Field):
-        return value
+def _as_field(value: Any, dc: Any) -> Field:
+    """A ``dataclasses.field(...)`` in a record's body read as ``field(...)``."""
     if value.metadata or value.kw_only not in (dc.MISSING, False) or value.hash is not None:
         raise TypeError("record fields take default, default_factory, init, repr and "
                         "compare only")
@@ -104,10 +100,15 @@ def _fields_of(cls: type) -> dict[str, Field]:
     for base in reversed(cls.__mro__[1:]):
         for f in base.__dict__.get("__record_fields__", ()):
             fields[f.name] = f
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
-        if _is_classvar(annotation):
+    body = cls.__dict__
+    # dataclasses is loaded already when a body holds one of its fields.
+    dc = sys.modules.get("dataclasses")
+    for name, annotation in body.get("__annotations__", {}).items():
+        if "ClassVar" in str(annotation) and _is_classvar(annotation):
             continue
-        value = _as_field(cls.__dict__.get(name, MISSING))
+        value = body.get(name, MISSING)
+        if dc is not None and isinstance(value, dc.Field):
+            value = _as_field(value, dc)
         f = value if isinstance(value, Field) else Field(default=value)
         f.name, f.type = name, annotation
         if isinstance(value, Field):  # the class attribute becomes the plain default

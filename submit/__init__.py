@@ -4,6 +4,6 @@ cluster says, read as data) and cluster (the seams to the Kubernetes API and to 
 outputs); experiment/, local/ and bundle/ are each a pure plan and a thin runner.
 The stack is known only through infra.contract (and accelerator facts through infra.catalog).
 
-May import: submit, infra.catalog, infra.contract, infra.config.errors, infra.record
+May import: submit, infra.catalog, infra.contract, infra.config.errors, infra.record, infra.lazy_re
 Must not import: pulumi, pulumi_gcp, pulumi_kubernetes
 """

@@ -12,7 +12,7 @@ Part of the catalog (``infra.catalog.tables`` reads it); pure data, no pulumi.
 
 from __future__ import annotations
 
-import re
+from infra.lazy_re import later
 
 _POW2_TO_32 = (2, 4, 8, 16, 32)
 _N2 = (2, 4, 8, 16, 32, 48, 64, 80, 96, 128)
@@ -44,7 +44,7 @@ VCPUS: dict[str, tuple[int, ...]] = {
     "t2d-standard": (1, 2, 4, 8, 16, 32, 48, 60),
 }
 
-_MACHINE = re.compile(r"^(?P<series_shape>[a-z][a-z0-9]*-[a-z]+)-(?P<vcpus>\d+)\Z")
+_MACHINE = later(r"^(?P<series_shape>[a-z][a-z0-9]*-[a-z]+)-(?P<vcpus>\d+)\Z")
 
 
 def exists(machine_type: str) -> bool:

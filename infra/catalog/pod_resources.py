@@ -31,10 +31,9 @@ Pure: imported by the Pulumi program and by the submitter.
 
 from __future__ import annotations
 
-import re
 
-from infra.catalog import gpudirect_release
 from infra.catalog.tables import GPU_MODELS, VmShape, vm_shape
+from infra.lazy_re import later
 from infra.record import record
 
 HEADROOM_FRACTION = 0.10
@@ -117,8 +116,11 @@ def sidecar_share(machine_type: str) -> PodShare | None:
     """What the GPUDirect daemon sidecar (TCPX, TCPXO) requests on this machine; None
     where pods run no sidecar (infra/catalog/gpudirect_release.py has the figures)."""
     for model in GPU_MODELS:
-        if (model.networking in gpudirect_release.DAEMON_NETWORKING
-                and machine_type in model.machines.values()):
+        if machine_type not in model.machines.values():
+            continue
+        from infra.catalog import gpudirect_release  # late: GPU machines only
+
+        if model.networking in gpudirect_release.DAEMON_NETWORKING:
             return PodShare(gpudirect_release.DAEMON_CPU_MILLI,
                             gpudirect_release.DAEMON_MEMORY_MI)
     return None
@@ -139,8 +141,8 @@ def container_share(machine_type: str) -> PodShare | None:
 # (tests/test_layers.py), and importing anything from the `kubernetes` package loads
 # kubernetes.client. It accepts a subset of Kubernetes quantities (no exponents, no P/E);
 # tests/test_pod_resources.py checks that it reads each of them as parse_quantity does.
-_CPU = re.compile(r"^(?P<n>[0-9]+(\.[0-9]{1,3})?)(?P<m>m?)\Z")
-_MEM = re.compile(r"^(?P<n>[0-9]+(\.[0-9]+)?)(?P<u>Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
+_CPU = later(r"^(?P<n>[0-9]+(\.[0-9]{1,3})?)(?P<m>m?)\Z")
+_MEM = later(r"^(?P<n>[0-9]+(\.[0-9]+)?)(?P<u>Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
 _MEM_UNITS = {None: 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
               "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 

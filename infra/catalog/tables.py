@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from infra.catalog import machine_shapes
+from infra.lazy_re import later
 from infra.record import record
 # The facts the entries are built from, re-exported: readers of the catalog look them up here.
 from infra.catalog.families import GPU_MODELS as GPU_MODELS
@@ -50,7 +51,7 @@ from infra.catalog.machines import local_ssd_gib as local_ssd_gib
 from infra.catalog.machines import vm_shape as vm_shape
 from infra.catalog.topology import dims, is_valid_3d as is_valid_3d, product, squareness
 from infra.catalog.topology import topologies as topologies, tpu_shapes
-_CPU_RE = re.compile(r"^(?P<machine>(?P<series>[a-z][a-z0-9]*)-(?P<shape>[a-z]+)-(?P<vcpus>\d+))"
+_CPU_RE = later(r"^(?P<machine>(?P<series>[a-z][a-z0-9]*)-(?P<shape>[a-z]+)-(?P<vcpus>\d+))"
                      r"-(?P<vms>\d+)\Z")
 CPU_FAMILY = "cpu"
 

@@ -1,7 +1,7 @@
 """Pulumi components: thin ComponentResources that turn the pure specs (infra.specs) into
 resources. The only layer besides program.py and the preview harness that imports pulumi.
 
-May import: infra.components, infra.specs, infra.config, infra.catalog, infra.contract, infra.record
+May import: infra.components, infra.specs, infra.config, infra.catalog, infra.contract, infra.record, infra.lazy_re
 Must not import: submit, kubernetes, click
 """
 

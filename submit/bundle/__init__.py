@@ -4,6 +4,6 @@
 the one module that speaks the OCI distribution API; ``push`` carries a plan out. The
 ``--script-dir`` options live in submit/cli/bundle.py.
 
-May import: submit.bundle, infra.catalog, infra.contract, infra.record
+May import: submit.bundle, infra.catalog, infra.contract, infra.record, infra.lazy_re
 Must not import: click, kubernetes, pulumi, submit.cli, submit.cluster, submit.render, submit.api
 """

@@ -3,7 +3,7 @@ parsing into typed objects, output formatting and progress. The only layer that 
 besides the preview command. Shell completion alone reads a stack file (infra.config.stack,
 .stack_file) to offer pool names without running pulumi.
 
-May import: submit, infra.catalog, infra.contract, infra.config.errors, infra.config.stack, infra.record,
+May import: submit, infra.catalog, infra.contract, infra.config.errors, infra.config.stack, infra.record, infra.lazy_re,
     infra.config.stack_file
 Must not import: pulumi, pulumi_gcp, pulumi_kubernetes
 """

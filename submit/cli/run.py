@@ -21,6 +21,7 @@ from typing import Any
 import click
 import yaml
 
+from infra.record import field_names
 from submit.cli.create_options import CreateOptions, create_options
 from submit.cli.options import DURATION
 from submit.ephemeral import plan as pl
@@ -132,7 +133,7 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
         return exp.name, Work(f"experiment {exp.name} ({len(exp.trials)} trials)",
                               lambda outputs: [t.objects for t in trials.plan(exp, outputs)],
                               timeout, interval, logs_dir)
-    given_options: dict[str, Any] = {f: options.get(f) for f in CreateOptions._fields
+    given_options: dict[str, Any] = {f: options.get(f) for f in field_names(CreateOptions)
                                      if f not in _NOT_FOR_RUN}
     opts = CreateOptions(**given_options,
                          dry_run=False, fmt="yaml", export_file=None, replace=False)

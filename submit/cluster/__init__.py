@@ -2,6 +2,6 @@
 the only module that sends requests to a cluster; watch.py follows a JobSet through it),
 stack outputs from the pulumi CLI (stack_outputs.py), and the user's kubeconfig (kubeconfig.py).
 
-May import: submit.cluster, infra.contract, infra.record
+May import: submit.cluster, infra.contract, infra.record, infra.lazy_re
 Must not import: click, pulumi, submit.cli, submit.render, submit.state, submit.api
 """

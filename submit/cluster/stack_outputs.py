@@ -13,17 +13,17 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from infra.contract.outputs import ContractError, StackOutputs, load
+from infra.lazy_re import later
 
 PULUMI_TIMEOUT = 120
 # "Stack names may only contain alphanumeric characters, hyphens, underscores, or periods",
 # optionally qualified as org/stack or org/project/stack
 # (https://www.pulumi.com/docs/iac/concepts/stacks/).
-STACK_NAME = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+\Z")
+STACK_NAME = later(r"^(?:[A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+\Z")
 
 
 class OutputsError(Exception):

@@ -8,7 +8,7 @@ teardown.py destroys and removes one stack; reaper.py finds expired ephemeral st
 The Automation API is imported only by runner, teardown, reaper and pulumi_process, and only
 when they run (`submit --help` never loads pulumi).
 
-May import: submit.ephemeral, submit.api, submit.cluster, submit.render.spec, infra.record,
+May import: submit.ephemeral, submit.api, submit.cluster, submit.render.spec, infra.record, infra.lazy_re,
     submit.experiment, infra.contract, infra.config.stack_file, infra.config.errors
 Must not import: click, pulumi_gcp, pulumi_kubernetes, submit.cli
 """

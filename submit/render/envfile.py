@@ -14,14 +14,15 @@ Pure: no Click, no Kubernetes client.
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
+
+from infra.lazy_re import later
 
 # Kubernetes' rule for container env names before KEP-4369 (letters, digits, '_', '-' and
 # '.', not starting with a digit). KEP-4369 allows any printable ASCII but '=' from 1.32
 # (beta, on by default; stable in 1.34: https://www.kubernetes.dev/resources/keps/4369/);
 # the strict rule is kept because clusters on older versions still enforce it.
-ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+ENV_NAME = later(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 NAME_RULE = "letters, digits, '_', '-' and '.', not starting with a digit"
 MAX_BYTES = 1024 * 1024  # the values travel inside the JobSet; the API server caps objects
 _HIDDEN = "the line is not shown: env files hold secrets"
@@ -40,7 +41,7 @@ def _line_of(original: str, first_line: int) -> int:
 # `NAME: value` (YAML's style, or docker-compose's `environment:` mapping pasted in): a
 # name, a colon, then a space or the end of the line. `a:b` without the space is left
 # alone: that is how a pasted token or password may look.
-_YAML_STYLE = re.compile(r"^\s*(?:export\s+)?([-._a-zA-Z][-._a-zA-Z0-9]*):(?:[ \t]|$)")
+_YAML_STYLE = later(r"^\s*(?:export\s+)?([-._a-zA-Z][-._a-zA-Z0-9]*):(?:[ \t]|$)")
 
 
 def _yaml_style_key(original: str) -> str | None:

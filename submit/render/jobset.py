@@ -15,8 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 from infra.catalog import pod_resources
-from submit.render import dranet
-from submit.render import gpu_net
 from submit.render import mounts
 from submit.render import placement
 from submit.render.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
@@ -244,9 +242,15 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
         annotations[EXCLUSIVE_TOPOLOGY] = "cloud.google.com/gke-nodepool"
     pod = _pod_spec(spec)
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
-    gpu_net.decorate(spec, pod, pod_meta)
+    if pool.kind == "gpu":  # late: GPUDirect networking is GPU pools' own
+        from submit.render import gpu_net
+
+        gpu_net.decorate(spec, pod, pod_meta)
     placement.decorate(spec, pod, pod_meta)
-    dranet.decorate(spec, pod)
+    if pool.dranet:  # late: pools that run DRANET only
+        from submit.render import dranet
+
+        dranet.decorate(spec, pod)
     mounts.decorate(pod, pod_meta, spec.mounts, spec.service_account, spec.pool.local_ssd_gib)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})

@@ -14,11 +14,11 @@ stores mount the claim the stack created in the namespace.
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any, Sequence
 
 from infra.catalog import gke_versions
 from infra.contract.outputs import StorageInfo
+from infra.lazy_re import later
 from infra.record import record
 
 MOUNT_ROOT = "/mnt"  # a store's default path: /mnt/STORE
@@ -90,7 +90,7 @@ READ_ONLY_OPTIONS = ("implicit-dirs", "metadata-cache:ttl-secs:-1",
                      "file-system:kernel-list-cache-ttl-secs:-1")
 READ_WRITE_OPTIONS = ("implicit-dirs", "metadata-cache:negative-ttl-secs:0")
 
-_PATH = re.compile(r"^/[-._/a-zA-Z0-9]*\Z")
+_PATH = later(r"^/[-._/a-zA-Z0-9]*\Z")
 
 
 class MountError(ValueError):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from infra.catalog import tables as catalog
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.contract.images import image_problem
+from infra.lazy_re import LazyPattern, later
 from infra.record import field, record
 from submit.render import envfile
 from submit.render import mounts as mounts_mod
@@ -25,17 +26,17 @@ if TYPE_CHECKING:
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
-DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+DNS_1035 = later(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 _ENV_NAME = envfile.ENV_NAME
-_SECRET = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
-_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+_SECRET = later(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
+_SECRET_KEY = later(r"^[-._a-zA-Z0-9]+\Z")
 # Shapes of quantities checked on the render path without the Kubernetes client (see the
 # note in infra/catalog/pod_resources.py on why not kubernetes.utils.parse_quantity).
-_CPU = re.compile(r"^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)\Z")
-_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
+_CPU = later(r"^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)\Z")
+_QUANTITY = later(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?\Z")
 MAX_CONFIG_BYTES = 1024 * 1024 - 4096  # a ConfigMap holds at most 1 MiB
 INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts and ttlSecondsAfterFinished are int32
-_DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_1123 = later(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
 # Defaults a workload gets when the user says nothing (xpk's, where xpk has one: priority
 # medium, a 12 h TTL, a 30 s grace period, and exit codes 42 and 127-255 restarting while
@@ -52,9 +53,9 @@ DEFAULT_RESTART_EXIT_CODES = "42,127-255"
 DEFAULT_MAX_RESTARTS = 3
 NONE = "none"  # --priority none, --ttl none: no priority label, no TTL
 ANY = "any"  # --restart-on-exit-codes any: every failure restarts (up to --max-restarts)
-_DURATION = re.compile(r"^([0-9]+)([smhd]?)\Z")
+_DURATION = later(r"^([0-9]+)([smhd]?)\Z")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_CAPABILITY = re.compile(r"^[A-Z][A-Z0-9_]*\Z")
+_CAPABILITY = later(r"^[A-Z][A-Z0-9_]*\Z")
 # Never added back: each is root on the node in all but name.
 _REFUSED_CAPABILITIES = ("ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_PTRACE", "SYS_RAWIO",
                          "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "BPF", "PERFMON")
@@ -244,7 +245,7 @@ def parse_ttl(value: str | int | None) -> int | None:
     return seconds
 
 
-def _quantity(option: str, value: str | None, pattern: re.Pattern[str], example: str) -> None:
+def _quantity(option: str, value: str | None, pattern: LazyPattern, example: str) -> None:
     if value is None:
         return
     if not pattern.match(value):
@@ -253,7 +254,7 @@ def _quantity(option: str, value: str | None, pattern: re.Pattern[str], example:
         raise SpecError(option, f"{value!r} is zero; give a positive {example}")
 
 
-def _name(option: str, value: str | None, kind: str, pattern: re.Pattern[str],
+def _name(option: str, value: str | None, kind: str, pattern: LazyPattern,
           limit: int) -> None:
     chars = "digits, '-' and '.'" if pattern is _SECRET else "digits and '-'"
     if value is not None and (not pattern.match(value) or len(value) > limit):

@@ -10,6 +10,6 @@
 
 Facts and their sources are in each module.
 
-May import: infra.specs, infra.config, infra.catalog, infra.contract, infra.record
+May import: infra.specs, infra.config, infra.catalog, infra.contract, infra.record, infra.lazy_re
 Must not import: pulumi, pulumi_gcp, pulumi_kubernetes, kubernetes, click, submit
 """

@@ -6,6 +6,6 @@ tolerates (also what the outputs contract tells the submitter); ``autoscaling`` 
 cluster-level node auto-provisioning limits. The Kueue flavors and quotas live with the
 other flavors in ``infra.specs.kueue``, which reads ``placement``.
 
-May import: infra.specs, infra.config, infra.catalog, infra.contract, infra.record
+May import: infra.specs, infra.config, infra.catalog, infra.contract, infra.record, infra.lazy_re
 Must not import: pulumi, pulumi_gcp, pulumi_kubernetes, kubernetes, click, submit
 """
