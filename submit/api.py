@@ -27,6 +27,7 @@ holds an env value, a secret or the kubeconfig.
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any, Callable, Sequence
 
@@ -40,7 +41,7 @@ from submit.render.spec import WorkloadSpec
 from submit.cluster.stack_outputs import read
 
 __all__ = ["BadInput", "ClusterError", "Workload", "Session", "Submitted", "Status",
-           "load_outputs", "connect", "submit", "status", "wait", "hold", "release",
+           "load_outputs", "connect", "submit", "status", "wait", "hold", "release", "pin_image",
            "OWNED_KINDS", "QUEUE_LABEL", "AFTER", "HELD_QUEUE"]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -282,6 +283,46 @@ def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool,
                      held)
 
 
+RESOLVE_IMAGE_ENV = "ACCELSTACK_RESOLVE_IMAGE"  # the CLI's --resolve-image reads it too
+
+
+def resolve_by_default() -> bool:
+    """Whether images given by tag are resolved when nobody said: ACCELSTACK_RESOLVE_IMAGE
+    off (0, false, no, off: Click's false words) keeps tags."""
+    value = os.environ.get(RESOLVE_IMAGE_ENV, "").strip().lower()
+    return value not in ("0", "false", "f", "no", "n", "off")
+
+
+def pin_image(objs: list[dict[str, Any]], image: str, pins: dict[str, str] | None = None
+              ) -> list[dict[str, Any]]:
+    """``objs`` with ``image``, when given by tag, run by the digest the registry names for
+    it now (submit/bundle/resolve.py), or the one ``pins`` holds from an earlier call (which
+    it then keeps). BadInput (option ``image``) when the registry has no such tag or cannot
+    say."""
+    if "@" in image:
+        return objs
+    from submit.render.jobset import pin_images
+
+    pins = {} if pins is None else pins
+    if image not in pins:
+        pins[image] = _resolve(image)
+    pin_images(objs, {image: pins[image]})
+    return objs
+
+
+def _resolve(image: str) -> str:
+    from submit.bundle.registry import RegistryError  # late: only a tag needs HTTP
+    from submit.bundle.resolve import TagNotFound, resolve
+
+    try:
+        return resolve(image)
+    except TagNotFound as e:
+        raise BadInput("image", str(e)) from None
+    except RegistryError as e:
+        raise BadInput("image", f"cannot resolve {image} to a digest: {e}; pass "
+                       "resolve_image=False to submit the tag as it is") from None
+
+
 def status_of(js: dict[str, Any], kueue: list[dict[str, Any]]) -> Status:
     """A JobSet's Status, given the namespace's Kueue workloads (pure)."""
     from submit.state import status as st  # late: reading a cluster's state only
@@ -354,6 +395,7 @@ class Session:
         self.project_dir = project_dir
         self._outputs = outputs
         self._cluster: Any = None
+        self._pins: dict[str, str] = {}  # image tag -> the digest this session runs
 
     @property
     def outputs(self) -> StackOutputs:
@@ -374,9 +416,20 @@ class Session:
         return workload.render(self.outputs)
 
     def submit(self, workload: Workload | list[dict[str, Any]], replace: bool = False,
-               after: str | None = None) -> Submitted:
-        """Render (if given a Workload) and apply; ``after``: hold it until `release`."""
+               after: str | None = None, resolve_image: bool | None = None) -> Submitted:
+        """Render (if given a Workload) and apply; ``after``: hold it until `release`.
+        A Workload's image given by tag runs by its digest, resolved now with the bundler's
+        registry client (the tag kept in a pod annotation), as `submit workload create`
+        does, so every worker and restart runs the same bytes. A tag is resolved once per
+        session: every trial of a sweep submitted through it runs the same image even if
+        the tag moves meanwhile. ``resolve_image=False`` keeps the tag; by default the
+        environment's ACCELSTACK_RESOLVE_IMAGE decides, as for the CLI (on unless 0, false,
+        no or off)."""
         objs = self.render(workload) if isinstance(workload, Workload) else workload
+        if resolve_image is None:
+            resolve_image = resolve_by_default()
+        if resolve_image and isinstance(workload, Workload) and workload.image:
+            objs = pin_image(objs, workload.image, self._pins)
         if after is not None:
             objs = hold(objs, after)
         return submit(self.cluster, objs, replace)

@@ -152,3 +152,67 @@ def test_a_group_runs_each_roles_image_by_digest(tmp_path: Path,
     assert [p["metadata"]["annotations"][IMAGE_TAG] for p in pods] == [
         f"{registry.host}/base/python:3.11", f"{registry.host}/base/docker-amd64:1"]
     assert all("@sha256:" in p["spec"]["containers"][0]["image"] for p in pods)
+
+
+def test_the_python_api_submits_the_tag_by_digest(tmp_path: Path, server: FakeApiServer,
+                                                  registry: RegistryServer) -> None:
+    from submit import api
+
+    outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot", server.kubeconfig())
+    session = api.Session(outputs_file=str(outputs))
+    image = f"{registry.host}/base/python:3.11"
+    session.submit(api.Workload(name="w1", accelerator="v5litepod-16", image=image,
+                                command="true"))
+    pod, = _pods([server.state.jobsets[("training", "w1")]])
+    assert pod["spec"]["containers"][0]["image"] == \
+        f"{registry.host}/base/python@{_index_digest(registry)}"
+    assert pod["metadata"]["annotations"][IMAGE_TAG] == image
+    # resolve_image=False keeps the tag; a registry that cannot answer sends nothing.
+    session.submit(api.Workload(name="w2", accelerator="v5litepod-16", image=image,
+                                command="true"), resolve_image=False)
+    pod, = _pods([server.state.jobsets[("training", "w2")]])
+    assert pod["spec"]["containers"][0]["image"] == image
+    sent = len(server.state.requests)
+    with pytest.raises(api.BadInput, match="cannot resolve .* to a digest.*resolve_image=False"):
+        session.submit(api.Workload(name="w3", accelerator="v5litepod-16",
+                                    image=f"{CLOSED}/team/trainer:latest", command="true"))
+    assert len(server.state.requests) == sent and ("training", "w3") not in \
+        server.state.jobsets
+
+
+def test_a_session_runs_one_digest_per_tag_even_when_the_tag_moves(
+        tmp_path: Path, server: FakeApiServer, registry: RegistryServer) -> None:
+    from submit import api
+
+    outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot", server.kubeconfig())
+    session = api.Session(outputs_file=str(outputs))
+    first, _ = seed_image(registry, "team/sweep", "latest", "amd64")
+    image = f"{registry.host}/team/sweep:latest"
+    base = api.Workload(name="t0", accelerator="v5litepod-16", image=image, command="true")
+    session.submit(base)
+    moved, _ = seed_image(registry, "team/sweep", "latest", "arm64")  # the tag moves
+    assert moved != first
+    session.submit(base.replace(name="t1"))
+    for name in ("t0", "t1"):
+        pod, = _pods([server.state.jobsets[("training", name)]])
+        assert pod["spec"]["containers"][0]["image"] == f"{registry.host}/team/sweep@{first}"
+    # A new session resolves the tag anew.
+    api.Session(outputs_file=str(outputs)).submit(base.replace(name="t2"))
+    pod, = _pods([server.state.jobsets[("training", "t2")]])
+    assert pod["spec"]["containers"][0]["image"] == f"{registry.host}/team/sweep@{moved}"
+
+
+def test_the_api_follows_the_cli_s_environment_switch(
+        tmp_path: Path, server: FakeApiServer, registry: RegistryServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from submit import api
+    from submit.cli import image_pin
+
+    assert api.RESOLVE_IMAGE_ENV == image_pin.ENV
+    monkeypatch.setenv(api.RESOLVE_IMAGE_ENV, "off")
+    outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot", server.kubeconfig())
+    image = f"{registry.host}/base/python:3.11"
+    api.Session(outputs_file=str(outputs)).submit(
+        api.Workload(name="w5", accelerator="v5litepod-16", image=image, command="true"))
+    pod, = _pods([server.state.jobsets[("training", "w5")]])
+    assert pod["spec"]["containers"][0]["image"] == image
