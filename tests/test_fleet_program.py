@@ -15,6 +15,7 @@ import schema
 from conftest import FLEET_FILES, MINIMAL, STACKS_DIR
 from infra.components.fleet import FleetConfigError
 from infra.contract import fleet as fleet_contract
+from infra.contract.outputs import ContractError
 from infra.preview import harness
 from infra.program import StackConfigError
 from infra.specs.fleet import access
@@ -430,6 +431,23 @@ def test_a_private_worker_is_reached_at_its_dns_endpoint_with_the_token(
     view = fleet_contract.load_fleet(harness.plain_outputs(ev, reveal=True))
     assert view.fleet is not None
     assert [w.manager_via for w in view.fleet.workers] == ["dns", "ip", "ip"]
+
+
+@pytest.mark.parametrize("via,message", [
+    ("vpn", "fleet.workers[0].managerVia: 'vpn' is not dns or ip"),
+    (None, "fleet.workers[0].managerVia: NoneType is not str"),
+])
+def test_the_fleet_contract_refuses_an_unknown_way_in(
+        fleet3: harness.Evaluation, via: Any, message: str) -> None:
+    data = harness.plain_outputs(fleet3, reveal=True)
+    fleet = data[fleet_contract.FLEET_OUTPUT_NAME]
+    assert [w["managerVia"] for w in fleet["workers"]] == ["ip", "ip", "ip"]
+    del fleet["workers"][1]["managerVia"]  # an older contract: unknown
+    assert fleet_contract.load_fleet(data).fleet.workers[1].manager_via is None  # type: ignore[union-attr]
+    fleet["workers"][0]["managerVia"] = via
+    with pytest.raises(ContractError) as e:
+        fleet_contract.load_fleet(data)
+    assert str(e.value) == message
 
 
 def test_a_public_worker_with_k8s_tokens_is_reached_over_dns_too(
