@@ -114,11 +114,16 @@ def _access(cfg: FleetConfig, at: str, name: str, stack: str, o: StackOutputs) -
     if access.over_dns(o):
         return []
     if c.private_endpoint:
+        # A contract written before cluster.dnsK8sTokens existed reads as unknown (None):
+        # the stack may already take tokens there, and only re-exporting shows it.
+        older = ("" if c.dns_k8s_tokens is not None else
+                 f" (if it already does, run pulumi up on {stack}: its outputs predate "
+                 "cluster.dnsK8sTokens and do not say so)")
         return [f"{at}: worker {name} has privateEndpoint on: its IP endpoint answers only "
                 "inside its own VPC network, which the manager is not in, and the manager "
                 "authenticates with a ServiceAccount token (Kueue takes no gcloud plugin); "
                 f"set dnsEndpoint: {{k8sTokens: true}} in the worker stack ({stack}) so the "
-                "manager comes in through its DNS endpoint with that token, or turn "
+                f"manager comes in through its DNS endpoint with that token{older}, or turn "
                 "privateEndpoint off there and let the manager in through "
                 "masterAuthorizedNetworks"]
     if c.authorized_networks is None:
