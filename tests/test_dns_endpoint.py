@@ -54,7 +54,56 @@ def test_a_bad_value_is_one_precise_error(raw: dict[str, Any]) -> None:
     with pytest.raises(StackConfigError) as e:
         harness.evaluate(raw)
     assert str(e.value) == ("invalid stack config (1 problem):\n"
-                            "  dnsEndpoint: 'yes' is not true or false")
+                            "  dnsEndpoint: 'yes' is not true, false or a mapping such as "
+                            "{k8sTokens: true}")
+
+
+def test_k8s_tokens_turn_on_token_auth_at_the_dns_endpoint(raw: dict[str, Any]) -> None:
+    # A fleet's manager comes in with a ServiceAccount token (docs/fleets.md).
+    raw["dnsEndpoint"] = {"k8sTokens": True}
+    ev, out = _outputs(raw)
+    assert ev.named("test", CLUSTER).inputs["controlPlaneEndpointsConfig"] == {
+        "dnsEndpointConfig": {"allowExternalTraffic": True, "enableK8sTokensViaDns": True}}
+    assert out["cluster"]["dnsEndpoint"] == f"test.us-central1.{harness.PREVIEW_DNS_SUFFIX}"
+    assert out["cluster"]["dnsK8sTokens"] is True
+    assert contract.load(out).cluster.dns_k8s_tokens is True
+
+
+@pytest.mark.parametrize("value", [True, {}, {"k8sTokens": False}])
+def test_the_endpoint_without_k8s_tokens_takes_google_identities_only(
+        raw: dict[str, Any], value: Any) -> None:
+    raw["dnsEndpoint"] = value
+    ev, out = _outputs(raw)
+    assert ev.named("test", CLUSTER).inputs["controlPlaneEndpointsConfig"] == {
+        "dnsEndpointConfig": {"allowExternalTraffic": True}}
+    assert out["cluster"]["dnsK8sTokens"] is False
+    assert contract.load(out).cluster.dns_k8s_tokens is False
+
+
+@pytest.mark.parametrize("value,message", [
+    ({"k8sToken": True},
+     "dnsEndpoint.k8sToken: unknown key; did you mean k8sTokens? (allowed: k8sTokens)"),
+    ({"k8sTokens": "yes"}, "dnsEndpoint.k8sTokens: 'yes' is not true or false"),
+    (["k8sTokens"], "dnsEndpoint: ['k8sTokens'] is not true, false or a mapping such as "
+                    "{k8sTokens: true}"),
+])
+def test_a_bad_dns_endpoint_mapping_is_one_precise_error(
+        raw: dict[str, Any], value: Any, message: str) -> None:
+    raw["dnsEndpoint"] = value
+    with pytest.raises(StackConfigError) as e:
+        harness.evaluate(raw)
+    assert e.value.problems == [message]
+
+
+def test_an_older_contract_without_dns_k8s_tokens_reads_as_unknown(raw: dict[str, Any]) -> None:
+    _, out = _outputs(raw)
+    data = copy.deepcopy(out)
+    del data["cluster"]["dnsK8sTokens"]
+    assert contract.load(data).cluster.dns_k8s_tokens is None
+    data["cluster"]["dnsK8sTokens"] = "on"
+    with pytest.raises(contract.ContractError,
+                       match="outputs.cluster.dnsK8sTokens: 'on' is not bool"):
+        contract.load(data)
 
 
 def test_the_contract_requires_the_field(raw: dict[str, Any]) -> None:
@@ -66,3 +115,17 @@ def test_the_contract_requires_the_field(raw: dict[str, Any]) -> None:
     data["cluster"]["dnsEndpoint"] = 7
     with pytest.raises(contract.ContractError, match="outputs.cluster.dnsEndpoint: 7 is not str"):
         contract.load(data)
+
+
+def test_a_bad_k8s_tokens_value_names_the_stack_file_line(tmp_path: Any) -> None:
+    from conftest import STACKS_DIR
+    text = (STACKS_DIR / "Pulumi.fleet-east.yaml").read_text()
+    assert "k8sTokens: true" in text
+    (tmp_path / "Pulumi.fleet-east.yaml").write_text(
+        text.replace("k8sTokens: true", "k8sTokens: maybe"))
+    with pytest.raises(StackConfigError) as e:
+        harness.evaluate_file(tmp_path / "Pulumi.fleet-east.yaml")
+    [problem] = e.value.problems
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "k8sTokens: true" in t)
+    assert problem == (f"{tmp_path / 'Pulumi.fleet-east.yaml'}:{line}: "
+                       "dnsEndpoint.k8sTokens: 'maybe' is not true or false")

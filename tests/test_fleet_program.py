@@ -5,6 +5,7 @@ every object validated against its CRD (MultiKueue's from tests/schemas/)."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import schema
 from conftest import FLEET_FILES, MINIMAL, STACKS_DIR
 from infra.components.fleet import FleetConfigError
 from infra.contract import fleet as fleet_contract
+from infra.contract.outputs import ContractError
 from infra.preview import harness
 from infra.program import StackConfigError
 from infra.specs.fleet import access
@@ -139,6 +141,16 @@ def test_worker_access_is_the_documented_role_for_jobs_and_jobsets_only(
         "kubernetes.io/service-account.name": "multikueue-research"}
 
 
+def test_the_example_private_worker_is_reached_at_its_dns_endpoint(
+        example: harness.Evaluation) -> None:
+    outputs = harness.referenced_outputs(STACKS_DIR, "fleet-east")
+    assert outputs is not None
+    cluster = outputs["accelstack"]["cluster"]
+    assert cluster["privateEndpoint"] is True and cluster["dnsK8sTokens"] is True
+    assert _kubeconfig(example, "east")["clusters"][0]["cluster"] == {
+        "server": f"https://{cluster['dnsEndpoint']}"}
+
+
 def test_manager_kubeconfig_secret_holds_a_token_kubeconfig_kueue_accepts(
         example: harness.Evaluation) -> None:
     secret = example.named("fleet-west-kubeconfig", SECRET).inputs
@@ -164,6 +176,11 @@ def test_manager_kubeconfig_secret_holds_a_token_kubeconfig_kueue_accepts(
         "locationType": "Secret", "location": "multikueue-west"}}}
 
 
+def _token_names(ev: harness.Evaluation) -> dict[str, str]:
+    return {w: harness._plain(ev.named(f"fleet-{w}-token", SECRET).inputs)["metadata"]["name"]
+            for w in "abc"}
+
+
 def test_tokens_rotate_with_the_window(three: dict[str, Any]) -> None:
     day = 86400.0
     start = 400 * 30 * day  # the start of a 30-day window
@@ -173,7 +190,39 @@ def test_tokens_rotate_with_the_window(three: dict[str, Any]) -> None:
         names.append(harness._plain(ev.named("fleet-a-token", SECRET).inputs)
                      ["metadata"]["name"])
     assert names[0] == names[1] != names[2]
-    assert names[0] == access.token_secret_name("research", 400)
+    assert re.fullmatch(r"multikueue-research-token-400-[0-9a-f]{10}", names[0])
+    assert names[2].startswith("multikueue-research-token-401-")
+
+
+def test_tokens_rotate_when_the_fleet_changes_and_only_then(three: dict[str, Any]) -> None:
+    # The issue: tokens "rotated when the stack is updated". An update that changes what
+    # the fleet declares (its config, or a contract it reads) replaces every worker's
+    # token; one that changes nothing keeps them (Pulumi shows no change).
+    base = _token_names(harness.evaluate_fleet(_fleet(), "f", three))
+    assert _token_names(harness.evaluate_fleet(_fleet(), "f", three)) == base
+    config = _token_names(harness.evaluate_fleet(_fleet(namespaces=["training"]), "f", three))
+    bigger = _outputs(_worker("w2", "us-east5", slices=[
+        {"accelerator": "v5litepod-16", "count": 3, "capacity": {"mode": "spot"}}]), "w2")
+    contract = _token_names(harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w2": bigger}))
+    for changed in (config, contract):
+        assert all(changed[w] != base[w] for w in "abc")
+    assert config != contract
+    # A kubeconfig is the users' credentials, not something the fleet declares.
+    rekeyed = copy.deepcopy(three)
+    rekeyed["org/p/w1"]["accelstack"]["kubeconfig"] += "# refreshed\n"
+    assert _token_names(harness.evaluate_fleet(_fleet(), "f", rekeyed)) == base
+
+
+def test_the_kubeconfig_secret_waits_for_the_new_token(fleet3: harness.Evaluation) -> None:
+    # Replacing the token Secret creates the new one first; the manager's kubeconfig
+    # Secret reads its token, so the engine rewrites it after, and deletes the old token
+    # Secret last (infra/components/fleet.py).
+    for w in "abc":
+        token = fleet3.named(f"fleet-{w}-token", SECRET)
+        kubeconfig = fleet3.named(f"fleet-{w}-kubeconfig", SECRET)
+        assert token.urn in kubeconfig.dependencies
+        text = kubeconfig.inputs["stringData"].value["kubeconfig"]
+        assert yaml.safe_load(text)["users"][0]["user"] == {"token": harness.PREVIEW_TOKEN}
 
 
 # ----------------------------------------------------------------------------------
@@ -326,10 +375,89 @@ def test_the_manager_must_be_let_in(three: dict[str, Any]) -> None:
         "fleet.workers[0]: worker a's masterAuthorizedNetworks do not let the manager in from "
         "203.0.113.8/29 (fleet.managerEgress); add it to the worker stack's "
         "masterAuthorizedNetworks"]
-    private = _outputs(_worker("w1", "us-west4", privateNodes=True, privateEndpoint=True),
-                       "w1")
-    [problem] = _refused(three, {"org/p/w1": private})
-    assert problem.startswith("fleet.workers[0]: worker a has privateEndpoint on")
+
+
+PRIVATE_REFUSAL = (
+    "fleet.workers[0]: worker a has privateEndpoint on: its IP endpoint answers only inside "
+    "its own VPC network, which the manager is not in, and the manager authenticates with a "
+    "ServiceAccount token (Kueue takes no gcloud plugin); set dnsEndpoint: {k8sTokens: true} "
+    "in the worker stack (org/p/w1) so the manager comes in through its DNS endpoint with "
+    "that token, or turn privateEndpoint off there and let the manager in through "
+    "masterAuthorizedNetworks")
+
+
+@pytest.mark.parametrize("dns", [None, True, {"k8sTokens": False}])
+def test_a_private_worker_without_k8s_tokens_at_its_dns_endpoint_is_refused(
+        three: dict[str, Any], dns: Any) -> None:
+    extra = {} if dns is None else {"dnsEndpoint": dns}
+    private = _outputs(_worker("w1", "us-west4", privateEndpoint=True, **extra), "w1")
+    assert _refused(three, {"org/p/w1": private}) == [PRIVATE_REFUSAL]
+
+
+def test_a_private_worker_of_an_older_contract_is_refused(three: dict[str, Any]) -> None:
+    # A contract written before cluster.dnsK8sTokens existed reads as unknown: not let in.
+    private = _outputs(_worker("w1", "us-west4", privateEndpoint=True,
+                               dnsEndpoint={"k8sTokens": True}), "w1")
+    del private["accelstack"]["cluster"]["dnsK8sTokens"]
+    assert _refused(three, {"org/p/w1": private}) == [PRIVATE_REFUSAL.replace(
+        "with that token,", "with that token (if it already does, run pulumi up on org/p/w1: "
+        "its outputs predate cluster.dnsK8sTokens and do not say so),")]
+
+
+def _kubeconfig(ev: harness.Evaluation, worker: str) -> dict[str, Any]:
+    data = ev.named(f"fleet-{worker}-kubeconfig", SECRET).inputs["stringData"]
+    assert isinstance(data, harness.Secret)
+    return dict(yaml.safe_load(data.value["kubeconfig"]))
+
+
+def test_a_private_worker_is_reached_at_its_dns_endpoint_with_the_token(
+        three: dict[str, Any]) -> None:
+    # Its masterAuthorizedNetworks restrict the IP endpoints only, so they are not checked
+    # against managerEgress (they would refuse it).
+    private = _outputs(_worker("w1", "us-west4", privateEndpoint=True,
+                               dnsEndpoint={"k8sTokens": True},
+                               masterAuthorizedNetworks=[{"cidr": "10.0.0.0/8"}]), "w1")
+    ev = harness.evaluate_fleet(_fleet(managerEgress=["203.0.113.8/29"]), "f",
+                                {**three, "org/p/w1": private})
+    config = _kubeconfig(ev, "a")
+    dns = private["accelstack"]["cluster"]["dnsEndpoint"]
+    assert dns == f"w1.us-west4.{harness.PREVIEW_DNS_SUFFIX}"
+    # Google's front end serves the DNS name with a publicly trusted certificate: no CA
+    # data, the system roots verify it.
+    assert config["clusters"][0]["cluster"] == {"server": f"https://{dns}"}
+    assert config["users"][0]["user"] == {"token": harness.PREVIEW_TOKEN}
+    # The other workers keep their IP endpoint and its CA.
+    assert _kubeconfig(ev, "b")["clusters"][0]["cluster"] == {
+        "server": f"https://{harness.PREVIEW_ENDPOINT}",
+        "certificate-authority-data": harness.PREVIEW_CA}
+    view = fleet_contract.load_fleet(harness.plain_outputs(ev, reveal=True))
+    assert view.fleet is not None
+    assert [w.manager_via for w in view.fleet.workers] == ["dns", "ip", "ip"]
+
+
+@pytest.mark.parametrize("via,message", [
+    ("vpn", "fleet.workers[0].managerVia: 'vpn' is not dns or ip"),
+    (None, "fleet.workers[0].managerVia: NoneType is not str"),
+])
+def test_the_fleet_contract_refuses_an_unknown_way_in(
+        fleet3: harness.Evaluation, via: Any, message: str) -> None:
+    data = harness.plain_outputs(fleet3, reveal=True)
+    fleet = data[fleet_contract.FLEET_OUTPUT_NAME]
+    assert [w["managerVia"] for w in fleet["workers"]] == ["ip", "ip", "ip"]
+    del fleet["workers"][1]["managerVia"]  # an older contract: unknown
+    assert fleet_contract.load_fleet(data).fleet.workers[1].manager_via is None  # type: ignore[union-attr]
+    fleet["workers"][0]["managerVia"] = via
+    with pytest.raises(ContractError) as e:
+        fleet_contract.load_fleet(data)
+    assert str(e.value) == message
+
+
+def test_a_public_worker_with_k8s_tokens_is_reached_over_dns_too(
+        three: dict[str, Any]) -> None:
+    public = _outputs(_worker("w2", "us-east5", dnsEndpoint={"k8sTokens": True}), "w2")
+    ev = harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w2": public})
+    assert _kubeconfig(ev, "b")["clusters"][0]["cluster"] == {
+        "server": f"https://w2.us-east5.{harness.PREVIEW_DNS_SUFFIX}"}
 
 
 def test_refused_fleet_names_the_stack_file_line(tmp_path: Any) -> None:

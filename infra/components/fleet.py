@@ -5,9 +5,14 @@ outputs contract (``accelstack``). Everything this component declares comes from
 ``infra.specs.fleet.plan``, run once the contracts are read; every resource takes an input
 from that plan, so a contract the checks refuse stops the update before anything is
 created (nothing half-applied). Each worker gets a ServiceAccount, its ClusterRole and a
-long-lived token (infra/specs/fleet/access.py); the token's Secret is named after the
-rotation window, so the first `pulumi up` in a new window replaces it (the old token dies
-with its Secret) and rewrites the manager's kubeconfig Secret.
+long-lived token (infra/specs/fleet/access.py). The token's Secret is named after the
+rotation window and the digest of what the fleet declares, so an update that changes the
+fleet, or the first one in a new window, replaces it. Pulumi replaces a renamed resource by
+creating the new one first and deleting the old one after the resources that read it are
+updated: the new token Secret, then the manager's kubeconfig Secret (its text holds the new
+Secret's token, so the engine orders it after), then the old Secret is deleted, which
+revokes the old token. Kueue rebuilds its client for a worker when that kubeconfig Secret
+changes (v0.19.2 multikueuecluster.go watches Secrets, secretHandler).
 """
 
 from __future__ import annotations
@@ -86,9 +91,8 @@ def _token(data: Any) -> str:
 
 def _kubeconfig_text(worker: str) -> Callable[[list[Any]], str]:
     def text(args: list[Any]) -> str:
-        raw, token = args
-        return access.kubeconfig(worker, raw["cluster"]["endpoint"],
-                                 raw["cluster"]["caCertificate"], token)
+        planned, token = args
+        return access.kubeconfig(worker, planned.reach[worker], token)
     return text
 
 
@@ -139,17 +143,24 @@ class Fleet(pulumi.ComponentResource):
                                            metadata=_meta(binding, labels),
                                            role_ref=binding["roleRef"],
                                            subjects=binding["subjects"])
-            tok = access.token_secret(cfg.name, window)
+            # Named after the window and the plan's digest: pulumi-kubernetes replaces a
+            # resource whose metadata.name changes (provider/pkg/provider/diff.go,
+            # metadataForceNewProperties), creating the new one before deleting the old
+            # (Pulumi's default; https://www.pulumi.com/docs/iac/concepts/options/
+            # deletebeforereplace/), and the engine deletes replaced resources at the end
+            # of the update (pulumi/pulumi#9979), after the kubeconfig Secret below,
+            # which reads the new token, is rewritten.
+            token_meta: pulumi.Output[Any] = planned.apply(
+                lambda p: access.token_secret(cfg.name, window, p.digest)["metadata"])
             # pulumi-kubernetes waits until the token controller has filled the Secret
             # (provider/pkg/await/awaiters.go untilCoreV1SecretInitialized).
             token_secret = k8s.core.v1.Secret(
-                f"{name}-{w.name}-token", type=tok["type"],
-                metadata=_meta(tok, labels),
+                f"{name}-{w.name}-token", type=access.TOKEN_TYPE, metadata=token_meta,
                 opts=pulumi.ResourceOptions(parent=self, provider=provider,
                                             depends_on=[account]))
             token_data: pulumi.Output[str] = token_secret.data.apply(_token)
             token: pulumi.Output[str] = pulumi.Output.secret(token_data)
-            text: pulumi.Output[Any] = pulumi.Output.all(raws[i], token).apply(
+            text: pulumi.Output[Any] = pulumi.Output.all(planned, token).apply(
                 _kubeconfig_text(w.name))
             secret = access.kubeconfig_secret(w.name, "")
             kubeconfig_secrets.append(k8s.core.v1.Secret(

@@ -92,6 +92,7 @@ class Cluster:
     system_pool: SystemPool
     auto_provisioning: AutoProvisioning | None
     dns_endpoint: bool = False
+    dns_k8s_tokens: bool = False  # Kubernetes tokens accepted at the DNS endpoint
 
 
 def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
@@ -145,9 +146,7 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
         r.fail("privateEndpoint", "true needs privateNodes: true")
 
     authorized = _authorized_networks(r, top.get("masterAuthorizedNetworks"))
-    # GKE's DNS-based control-plane endpoint: reachable from any network that reaches
-    # Google APIs, authorised by IAM (container.clusters.connect), no IP allowlist.
-    dns_endpoint = r.get(top, "dnsEndpoint", "", bool, default=False)
+    dns_endpoint, dns_k8s_tokens = _dns_endpoint(r, top.get("dnsEndpoint"))
     maintenance = _maintenance(r, top.get("maintenanceWindow"))
     deletion_protection = r.get(top, "deletionProtection", "", bool, default=True)
     labels = parse_labels(r, top.get("labels"), "labels")
@@ -159,8 +158,37 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
         gke_version=version, private_nodes=private_nodes, private_endpoint=private_endpoint,
         authorized_networks=tuple(authorized), maintenance=maintenance,
         deletion_protection=deletion_protection, labels=labels, system_pool=system_pool,
-        auto_provisioning=nap, dns_endpoint=dns_endpoint,
+        auto_provisioning=nap, dns_endpoint=dns_endpoint, dns_k8s_tokens=dns_k8s_tokens,
     )
+
+
+DNS_ENDPOINT_KEYS = ("k8sTokens",)
+
+
+def _dns_endpoint(r: Reader, value: Any) -> tuple[bool, bool]:
+    """``dnsEndpoint``: true, false, or a mapping that turns the endpoint on with options.
+
+    GKE's DNS-based control-plane endpoint is reachable from any network that reaches
+    Google APIs; requests carrying a Google identity are authorised by IAM
+    (container.clusters.connect). ``k8sTokens: true`` also lets requests that carry a
+    Kubernetes token (a ServiceAccount's) in through it: the GKE API's
+    ControlPlaneEndpointsConfig.DNSEndpointConfig.enable_k8s_tokens_via_dns ("Controls
+    whether the k8s token auth is allowed via DNS", google-cloud-container's
+    ControlPlaneEndpointsConfig.DNSEndpointConfig reference,
+    https://docs.cloud.google.com/python/docs/reference/container/latest/google.cloud.container_v1beta1.types.ControlPlaneEndpointsConfig.DNSEndpointConfig);
+    without it such a request gets 401 Unauthorized
+    (terraform-google-modules/terraform-google-kubernetes-engine#2578,
+    crossplane-contrib/provider-upjet-gcp#988). A fleet's manager reaches a worker with a
+    private endpoint that way (docs/fleets.md)."""
+    if value is None or isinstance(value, bool):
+        return bool(value), False
+    if not isinstance(value, Mapping):
+        r.fail("dnsEndpoint", f"{show(value)} is not true, false or a mapping such as "
+               "{k8sTokens: true}")
+        return False, False
+    raw = r.obj(value, "dnsEndpoint", DNS_ENDPOINT_KEYS)
+    tokens = r.get(raw, "k8sTokens", "dnsEndpoint", bool, default=False)
+    return True, bool(tokens)
 
 
 def _authorized_networks(r: Reader, value: Any) -> list[AuthorizedNetwork]:

@@ -81,6 +81,7 @@ class StackConfig:
     image_cache: tuple[CachedImage, ...] = ()
     policy: Policy = Policy()
     dns_endpoint: bool = False
+    dns_k8s_tokens: bool = False  # Kubernetes (ServiceAccount) tokens at the DNS endpoint
     secret_keys: frozenset[str] = frozenset()  # top-level keys given as Pulumi secrets
     registry: RegistryConfig | None = None  # the workload image repository
     storage: Storage = Storage()
@@ -184,6 +185,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         system_pool=cluster.system_pool, slices=tuple(pools),
         auto_provisioning=cluster.auto_provisioning, addons=addons, queues=queues,
         image_cache=image_cache, policy=policy, dns_endpoint=cluster.dns_endpoint,
+        dns_k8s_tokens=cluster.dns_k8s_tokens,
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
     )

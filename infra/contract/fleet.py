@@ -18,7 +18,7 @@ from infra.contract.outputs import (ContractError, LocalQueueInfo, SlicePoolInfo
 from infra.record import record, replace
 
 FLEET_OUTPUT_NAME = "accelstackFleet"
-FLEET_CONTRACT_VERSION = 1
+FLEET_CONTRACT_VERSION = 1  # workers[].managerVia is additive: absent reads as unknown
 
 
 @record
@@ -29,6 +29,9 @@ class FleetWorker:
     name: str
     stack: str
     outputs: StackOutputs
+    # How the manager reaches the worker's control plane: "dns" (its DNS endpoint, with a
+    # ServiceAccount token) or "ip" (its IP endpoint and CA). None in an older contract.
+    manager_via: str | None = None
 
     @property
     def region(self) -> str:
@@ -78,7 +81,8 @@ class FleetInfo:
             "stack": self.stack,
             "managerStack": self.manager_stack,
             "manager": manager.to_dict(),
-            "workers": [{"name": w.name, "stack": w.stack, "outputs": w.outputs.to_dict()}
+            "workers": [{"name": w.name, "stack": w.stack, "outputs": w.outputs.to_dict(),
+                         **({"managerVia": w.manager_via} if w.manager_via else {})}
                         for w in self.workers],
             "queues": [{"namespace": q.namespace, "name": q.name,
                         "clusterQueue": q.cluster_queue, "workers": list(q.workers),
@@ -216,8 +220,12 @@ def load_fleet(data: Any) -> StackOutputs:
         q = f"{p}.workers[{i}]"
         if not isinstance(raw, Mapping):
             raise ContractError(f"{q}: not an object")
+        via = _need(raw, "managerVia", str, q) if "managerVia" in raw else None
+        if via not in (None, "dns", "ip"):
+            raise ContractError(f"{q}.managerVia: {via!r} is not dns or ip")
         workers.append(FleetWorker(_need(raw, "name", str, q), _need(raw, "stack", str, q),
-                                   _nested(_need(raw, "outputs", Mapping, q), f"{q}.outputs")))
+                                   _nested(_need(raw, "outputs", Mapping, q), f"{q}.outputs"),
+                                   via))
     queues = []
     for i, raw in enumerate(_need(data, "queues", list, p)):
         q = f"{p}.queues[{i}]"

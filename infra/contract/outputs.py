@@ -25,6 +25,8 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    without classes
 #    and cluster.privateEndpoint, cluster.authorizedNetworks (who may call the IP endpoint);
 #    additive: a contract without them reads as unknown
+#    and cluster.dnsK8sTokens (whether the DNS endpoint accepts Kubernetes tokens);
+#    additive: a contract without it reads as unknown
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -51,6 +53,10 @@ class ClusterInfo:
     # Optional when loading: an older contract reads as unknown (None, None).
     private_endpoint: bool | None = None
     authorized_networks: tuple[str, ...] | None = None
+    # Whether the DNS endpoint accepts Kubernetes (ServiceAccount) tokens (the stack's
+    # dnsEndpoint.k8sTokens): how a fleet's manager reaches a worker whose IP endpoint is
+    # private. Optional when loading: an older contract reads as unknown (None).
+    dns_k8s_tokens: bool | None = None
 
 
 @record
@@ -212,6 +218,7 @@ class StackOutputs:
                 "privateEndpoint": self.cluster.private_endpoint,
                 "authorizedNetworks": (None if self.cluster.authorized_networks is None
                                        else list(self.cluster.authorized_networks)),
+                "dnsK8sTokens": self.cluster.dns_k8s_tokens,
             },
             "kubeconfig": self.kubeconfig,
             "slicePools": [_pool_dict(p) for p in self.slice_pools],
@@ -309,6 +316,8 @@ def load(data: Any) -> StackOutputs:
         authorized_networks=(None if c.get("authorizedNetworks") is None else tuple(
             _str_list(_need(c, "authorizedNetworks", list, f"{p}.cluster"),
                       f"{p}.cluster.authorizedNetworks"))),
+        dns_k8s_tokens=(_need(c, "dnsK8sTokens", bool, f"{p}.cluster", nullable=True)
+                        if "dnsK8sTokens" in c else None),
     )
     pools = []
     for i, raw in enumerate(_need(data, "slicePools", list, p)):

@@ -138,8 +138,15 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
         # user traffic reach the control plane at its DNS name (<uid>.<region>.gke.goog)
         # from any network that reaches Google APIs; IAM (container.clusters.connect)
         # authorises it, and master authorized networks apply only to the IP endpoints.
-        args["control_plane_endpoints_config"] = {
-            "dns_endpoint_config": {"allow_external_traffic": True}}
+        dns: dict[str, Any] = {"allow_external_traffic": True}
+        if cfg.dns_k8s_tokens:
+            # enable_k8s_tokens_via_dns (pulumi-gcp 10.2.0
+            # ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs; GKE API
+            # DNSEndpointConfig.enableK8sTokensViaDns): requests carrying a Kubernetes
+            # token, such as a fleet manager's ServiceAccount token, are let in here
+            # (infra/config/cluster.py _dns_endpoint has the sources).
+            dns["enable_k8s_tokens_via_dns"] = True
+        args["control_plane_endpoints_config"] = {"dns_endpoint_config": dns}
     if cfg.maintenance:
         m = cfg.maintenance
         args["maintenance_policy"] = {"recurring_window": {

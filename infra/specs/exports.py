@@ -91,7 +91,8 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         cluster=ClusterInfo(cfg.project, cfg.location, cfg.cluster_name, endpoint,
                             ca_certificate, cfg.zones, dns_endpoint,
                             private_endpoint=cfg.private_endpoint,
-                            authorized_networks=_authorized_networks(cfg)),
+                            authorized_networks=_authorized_networks(cfg),
+                            dns_k8s_tokens=cfg.dns_endpoint and cfg.dns_k8s_tokens),
         kubeconfig=kubeconfig,
         slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
                           for p in cfg.slices)

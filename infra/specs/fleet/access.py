@@ -15,15 +15,27 @@ The kubeconfig is the one that script writes: the worker's server address, its C
 certificate-authority-data and the token. Kueue refuses any other form (v0.19.2
 pkg/controller/admissionchecks/multikueue/multikueuecluster.go validateKubeconfig: no exec
 plugin, no token file, no CA file path, no basic auth), so the manager cannot use
-gke-gcloud-auth-plugin. Must not import pulumi.
+gke-gcloud-auth-plugin. The server is the worker's DNS endpoint when the worker lets
+Kubernetes tokens in there, else its IP endpoint (``reach``). Must not import pulumi.
+
+The token's Secret is named after the rotation window and a digest of everything the fleet
+declares (``token_secret_name``), so an update that changes the fleet, or the first one in
+a new window, replaces it: the new Secret is created, the manager's kubeconfig Secret is
+rewritten with its token, and the old Secret is deleted last, which revokes the old token.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 import yaml
 
+from infra.config.fleet import FleetConfig
+from infra.contract.outputs import StackOutputs
 from infra.specs.addons import KUEUE_NAMESPACE
 from infra.specs.kueue import API as KUEUE_API
 
@@ -51,10 +63,31 @@ def account_name(fleet: str) -> str:
     return f"multikueue-{fleet}"
 
 
-def token_secret_name(fleet: str, window: int) -> str:
-    """The token Secret of one rotation window: a new window is a new name, so `pulumi up`
-    replaces the Secret (the old token stops working when its Secret is deleted)."""
-    return f"{account_name(fleet)}-token-{window}"
+DIGEST_LENGTH = 10  # hex characters of the fleet's digest in a token Secret's name
+
+
+def token_secret_name(fleet: str, window: int, digest: str) -> str:
+    """The token Secret of one rotation window and one state of the fleet: a new window or
+    a changed fleet is a new name, so `pulumi up` replaces the Secret (the old token stops
+    working when its Secret is deleted). At most 11 + 20 + 7 + 6 + 1 + 10 characters: a
+    valid Secret name (a DNS subdomain, 253 at most)."""
+    return f"{account_name(fleet)}-token-{window}-{digest}"
+
+
+def declared_digest(cfg: FleetConfig, manager: StackOutputs,
+                    workers: Mapping[str, StackOutputs]) -> str:
+    """A short digest of everything the fleet declares from: its config and the contracts
+    of the manager and the workers as read, kubeconfigs excluded (they hold the users'
+    credentials and change when nothing the fleet declares does). Deterministic: the same
+    inputs give the same digest, so an unchanged fleet keeps its tokens within a window."""
+    def contract(o: StackOutputs) -> dict[str, Any]:
+        data = o.to_dict()
+        data.pop("kubeconfig", None)
+        return data
+    doc = {"config": dataclasses.asdict(cfg), "manager": contract(manager),
+           "workers": {name: contract(o) for name, o in sorted(workers.items())}}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
 
 
 def rotation_window(now: float, days: int) -> int:
@@ -90,9 +123,10 @@ def cluster_role_binding(fleet: str) -> dict[str, Any]:
                           "namespace": KUEUE_NAMESPACE}]}
 
 
-def token_secret(fleet: str, window: int) -> dict[str, Any]:
+def token_secret(fleet: str, window: int, digest: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Secret", "type": TOKEN_TYPE,
-            "metadata": {"name": token_secret_name(fleet, window), "namespace": KUEUE_NAMESPACE,
+            "metadata": {"name": token_secret_name(fleet, window, digest),
+                         "namespace": KUEUE_NAMESPACE,
                          "labels": dict(MANAGED),
                          "annotations": {SA_ANNOTATION: account_name(fleet)}}}
 
@@ -109,13 +143,51 @@ def mirrored_queues(scoped: list[tuple[str, str]], namespace_queues: dict[str, s
              "spec": {"clusterQueue": namespace_queues[ns]}} for ns, name in scoped]
 
 
-def kubeconfig(worker: str, endpoint: str, ca_certificate: str, token: str) -> str:
+@dataclass(frozen=True)
+class Reach:
+    """How the manager reaches a worker's control plane: ``server`` (a host), and the CA
+    to verify it with (None: the system's trusted roots)."""
+
+    via: str  # "dns" or "ip"
+    server: str
+    ca_certificate: str | None
+
+
+def over_dns(o: StackOutputs) -> bool:
+    """Does the worker let a ServiceAccount token in at its DNS endpoint?"""
+    return bool(o.cluster.dns_endpoint) and o.cluster.dns_k8s_tokens is True
+
+
+def reach(o: StackOutputs) -> Reach:
+    """The DNS endpoint when the worker takes Kubernetes tokens there (whether or not its IP
+    endpoint is private: the worker opted in, and no IP allowlist or cluster CA then stands
+    between the manager and the worker), else the IP endpoint with the cluster CA.
+
+    The DNS endpoint is served by Google's front end with a publicly trusted certificate
+    (Google Trust Services), not one the cluster CA signed: pinning the cluster CA there
+    fails TLS verification (crossplane-contrib/provider-upjet-gcp#988 and the fix #991,
+    fluxcd/flux2#5896, GoogleCloudPlatform/gcpdiag#115), so that kubeconfig carries no
+    certificate-authority-data and Kueue verifies against the system roots, which its
+    image has (Kueue v0.19.2 Dockerfile: gcr.io/distroless/static, which "contains
+    ca-certificates", GoogleContainerTools/distroless base/README.md). Kueue accepts a
+    kubeconfig without CA data and a DNS host name (v0.19.2 multikueuecluster.go
+    validateKubeconfig, isValidHostname)."""
+    c = o.cluster
+    if over_dns(o):
+        assert c.dns_endpoint is not None
+        return Reach("dns", c.dns_endpoint, None)
+    return Reach("ip", c.endpoint, c.ca_certificate)
+
+
+def kubeconfig(worker: str, way: Reach, token: str) -> str:
     """The MultiKueue kubeconfig of a worker (``token`` in plain text, as the script
     writes it; the Secret holding this is a Pulumi secret)."""
     user = f"{worker}-multikueue"
+    cluster = {"server": f"https://{way.server}"}
+    if way.ca_certificate is not None:
+        cluster["certificate-authority-data"] = way.ca_certificate
     doc = {"apiVersion": "v1", "kind": "Config",
-           "clusters": [{"name": worker, "cluster": {
-               "server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}],
+           "clusters": [{"name": worker, "cluster": cluster}],
            "users": [{"name": user, "user": {"token": token}}],
            "contexts": [{"name": worker, "context": {"cluster": worker, "user": user}}],
            "current-context": worker}

@@ -12,6 +12,7 @@ from typing import Mapping
 from infra.config.fleet import FleetConfig
 from infra.contract.fleet import fleet_pools, placement, pool_key
 from infra.contract.outputs import StackOutputs
+from infra.specs.fleet import access
 
 
 def namespaces(cfg: FleetConfig, workers: Mapping[str, StackOutputs]) -> tuple[str, ...]:
@@ -55,7 +56,7 @@ def problems(cfg: FleetConfig, manager: StackOutputs,
         if w.name in regions:
             out.append(f"{at}.name: {w.name!r} is also a region of the fleet; its queues would "
                        "share names with the region's: name the worker otherwise")
-        out += _access(cfg, at, w.name, o)
+        out += _access(cfg, at, w.name, w.stack, o)
     ns_list = namespaces(cfg, workers)
     if not cfg.namespaces and len({o.workload_namespace for o in workers.values()}) > 1:
         found = ", ".join(f"{n}: {o.workload_namespace}" for n, o in workers.items())
@@ -94,17 +95,36 @@ def problems(cfg: FleetConfig, manager: StackOutputs,
     return out
 
 
-def _access(cfg: FleetConfig, at: str, name: str, o: StackOutputs) -> list[str]:
-    """Can the manager reach the worker's control plane? MultiKueue's kubeconfig must name
-    the server by address with its CA data and a bearer token (Kueue v0.19.2
-    multikueuecluster.go validateKubeconfig: exec plugins, token files and CA file paths are
-    refused), so the manager calls the worker's IP endpoint; master authorized networks
-    apply to it (GKE: "Add authorized networks for control plane access")."""
+def _access(cfg: FleetConfig, at: str, name: str, stack: str, o: StackOutputs) -> list[str]:
+    """Can the manager reach the worker's control plane? MultiKueue's kubeconfig must carry
+    a bearer token (Kueue v0.19.2 multikueuecluster.go validateKubeconfig: exec plugins,
+    token files and CA file paths are refused), so the way in is the one a ServiceAccount
+    token opens (access.reach picks it):
+
+    - the DNS endpoint, when the worker lets Kubernetes tokens in there
+      (``dnsEndpoint: {k8sTokens: true}``): reachable from any network that reaches Google
+      APIs, and master authorized networks do not apply to it (GKE "About network
+      isolation": they restrict the IP-based endpoints; the DNS-based endpoint is
+      reached from any such network, https://cloud.google.com/kubernetes-engine/docs/
+      concepts/network-isolation), so nothing more is checked;
+    - otherwise the IP endpoint, which a private endpoint keeps inside the worker's VPC
+      network, and which master authorized networks restrict (GKE: "Add authorized
+      networks for control plane access")."""
     c = o.cluster
+    if access.over_dns(o):
+        return []
     if c.private_endpoint:
-        return [f"{at}: worker {name} has privateEndpoint on: its control plane answers only "
-                "inside its own VPC network, which the manager is not in; turn "
-                "privateEndpoint off on the worker and let the manager in through "
+        # A contract written before cluster.dnsK8sTokens existed reads as unknown (None):
+        # the stack may already take tokens there, and only re-exporting shows it.
+        older = ("" if c.dns_k8s_tokens is not None else
+                 f" (if it already does, run pulumi up on {stack}: its outputs predate "
+                 "cluster.dnsK8sTokens and do not say so)")
+        return [f"{at}: worker {name} has privateEndpoint on: its IP endpoint answers only "
+                "inside its own VPC network, which the manager is not in, and the manager "
+                "authenticates with a ServiceAccount token (Kueue takes no gcloud plugin); "
+                f"set dnsEndpoint: {{k8sTokens: true}} in the worker stack ({stack}) so the "
+                f"manager comes in through its DNS endpoint with that token{older}, or turn "
+                "privateEndpoint off there and let the manager in through "
                 "masterAuthorizedNetworks"]
     if c.authorized_networks is None:
         return []

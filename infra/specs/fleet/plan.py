@@ -20,6 +20,8 @@ class FleetPlan:
     manager_objects: list[dict[str, Any]]
     worker_queues: Mapping[str, list[dict[str, Any]]]  # worker -> its mirrored LocalQueues
     info: FleetInfo
+    reach: Mapping[str, access.Reach]  # worker -> how the manager reaches it
+    digest: str  # of everything the fleet declares from (access.declared_digest)
 
 
 def plan(cfg: FleetConfig, stack: str, manager: StackOutputs,
@@ -44,7 +46,10 @@ def plan(cfg: FleetConfig, stack: str, manager: StackOutputs,
         worker_queues[name] = access.mirrored_queues(scoped, cq_of)
     info = FleetInfo(
         name=cfg.name, stack=stack, manager_stack=cfg.manager_stack,
-        workers=tuple(FleetWorker(w.name, w.stack, workers[w.name]) for w in cfg.workers),
+        workers=tuple(FleetWorker(w.name, w.stack, workers[w.name],
+                                  access.reach(workers[w.name]).via) for w in cfg.workers),
         queues=fleet_queues, kueue_version=manager.kueue_version,
         jobset_version=manager.jobset_version)
-    return FleetPlan(manager, objs, worker_queues, info)
+    return FleetPlan(manager, objs, worker_queues, info,
+                     {name: access.reach(o) for name, o in ordered.items()},
+                     access.declared_digest(cfg, manager, ordered))
