@@ -203,3 +203,14 @@ def test_class_bodies_dataclasses_would_refuse_are_refused() -> None:
     with pytest.raises(TypeError, match="non-default argument 'b' follows default"):
         record(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 1,
                                 "__module__": __name__}))
+
+
+def test_frozen_types_are_records() -> None:
+    """One way to write a frozen type: ``@record`` (a frozen dataclass costs start-up time:
+    bench/cold_dry_run.py). Mutable dataclasses stay dataclasses."""
+    from conftest import ROOT
+
+    found = [str(p.relative_to(ROOT)) for pkg in ("infra", "submit")
+             for p in (ROOT / pkg).rglob("*.py")
+             if "@dataclass(frozen=True)" in p.read_text() or "NamedTuple)" in p.read_text()]
+    assert found == []

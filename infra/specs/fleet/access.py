@@ -29,13 +29,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 import yaml
 
 from infra.config.fleet import FleetConfig
 from infra.contract.outputs import StackOutputs
+from infra.record import record
 from infra.specs.addons import KUEUE_NAMESPACE
 from infra.specs.kueue import API as KUEUE_API
 
@@ -143,7 +143,7 @@ def mirrored_queues(scoped: list[tuple[str, str]], namespace_queues: dict[str, s
              "spec": {"clusterQueue": namespace_queues[ns]}} for ns, name in scoped]
 
 
-@dataclass(frozen=True)
+@record
 class Reach:
     """How the manager reaches a worker's control plane: ``server`` (a host), and the CA
     to verify it with (None: the system's trusted roots)."""
