@@ -24,6 +24,10 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    without classes
 #    and cluster.privateEndpoint, cluster.authorizedNetworks (who may call the IP endpoint);
 #    additive: a contract without them reads as unknown
+#    and cluster.releaseChannel, cluster.nodeServiceAccount, cohort (what a pools stack
+#    needs of its host: infra/specs/pools.py) and onCluster (set by a pools stack: the
+#    standing cluster stack whose cluster it adds pools to); additive: absent reads as
+#    unknown (null)
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -50,6 +54,11 @@ class ClusterInfo:
     # Optional when loading: an older contract reads as unknown (None, None).
     private_endpoint: bool | None = None
     authorized_networks: tuple[str, ...] | None = None
+    # The release channel (None: none, or a contract written before it was exported) and
+    # the nodes' service account email: a pools stack checks version floors against the
+    # channel and runs its nodes as the host's (infra/specs/pools.py). Optional when loading.
+    release_channel: str | None = None
+    node_service_account: str | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +186,11 @@ class StackOutputs:
     pathways: PathwaysInfo | None = None
     slice_classes: tuple[SliceClassInfo, ...] = ()
     contract_version: int = CONTRACT_VERSION
+    # The Kueue cohort of the stack's ClusterQueues (None: they are in none, the stack has
+    # no teams). A pools stack puts its own ClusterQueue in it.
+    cohort: str | None = None
+    # A pools stack (infra/config/pools.py): the cluster stack whose cluster holds its pools.
+    on_cluster: str | None = None
     # Set only on the manager view of a fleet's outputs (infra/contract/fleet.py): the
     # fleet's workers and queues. Never exported by a cluster stack.
     fleet: Any = None
@@ -211,6 +225,8 @@ class StackOutputs:
                 "privateEndpoint": self.cluster.private_endpoint,
                 "authorizedNetworks": (None if self.cluster.authorized_networks is None
                                        else list(self.cluster.authorized_networks)),
+                "releaseChannel": self.cluster.release_channel,
+                "nodeServiceAccount": self.cluster.node_service_account,
             },
             "kubeconfig": self.kubeconfig,
             "slicePools": [_pool_dict(p) for p in self.slice_pools],
@@ -227,6 +243,8 @@ class StackOutputs:
             "pathways": self.pathways.to_dict() if self.pathways else None,
             **({"sliceClasses": [c.to_dict() for c in self.slice_classes]}
                if self.slice_classes else {}),
+            "cohort": self.cohort,
+            **({"onCluster": self.on_cluster} if self.on_cluster else {}),
         }
 
 
@@ -308,6 +326,8 @@ def load(data: Any) -> StackOutputs:
         authorized_networks=(None if c.get("authorizedNetworks") is None else tuple(
             _str_list(_need(c, "authorizedNetworks", list, f"{p}.cluster"),
                       f"{p}.cluster.authorizedNetworks"))),
+        release_channel=_optional_str(c, "releaseChannel", f"{p}.cluster"),
+        node_service_account=_optional_str(c, "nodeServiceAccount", f"{p}.cluster"),
     )
     pools = []
     for i, raw in enumerate(_need(data, "slicePools", list, p)):
@@ -374,7 +394,14 @@ def load(data: Any) -> StackOutputs:
         pathways=_pathways(data.get("pathways"), f"{p}.pathways"),
         slice_classes=_slice_classes(data.get("sliceClasses"), f"{p}.sliceClasses"),
         contract_version=version,
+        cohort=_optional_str(data, "cohort", p),
+        on_cluster=_optional_str(data, "onCluster", p),
     )
+
+
+def _optional_str(data: Mapping[str, Any], key: str, path: str) -> str | None:
+    """An additive field: absent (an older contract) or null reads as None."""
+    return _need(data, key, str, path, nullable=True) if key in data else None
 
 
 STORE_KINDS = ("gcs", "filestore", "parallelstore", "lustre")
