@@ -222,6 +222,10 @@ def _pools_contract(plan: Any) -> dict[str, Any]:
     return data
 
 
+def _get_or_none(data: dict[str, Any], key: str) -> Any:
+    return data.get(key)
+
+
 def build_pools(cfg: pools_config.PoolsConfig, stack: str,
                 locate: Callable[[str], str] | None = None) -> dict[str, Any]:
     """Declare a pools stack (infra/components/pools.py); its outputs are a cluster
@@ -234,7 +238,7 @@ def build_pools(cfg: pools_config.PoolsConfig, stack: str,
             "kueueVersion", "cachedImages", "imageRepository", "storage", "pathways",
             "sliceClasses", "cohort", "onCluster")
     for key in keys:
-        exported[key] = data.apply(lambda d, k=key: d.get(k))
+        exported[key] = data.apply(functools.partial(_get_or_none, key=key))
     # As a cluster stack: only the kubeconfig (the host's) is a secret.
     exported["kubeconfig"] = pulumi.Output.secret(data.apply(lambda d: d["kubeconfig"]))
     return {contract.OUTPUT_NAME: exported}

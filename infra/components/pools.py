@@ -56,6 +56,10 @@ def _object_name(obj: dict[str, Any]) -> str:
     return f"{obj['kind'].lower()}-{ns}{meta['name']}"
 
 
+def _kubeconfig(raw: Any) -> str:
+    return str(raw["kubeconfig"]) if isinstance(raw, dict) else ""
+
+
 class Pools(pulumi.ComponentResource):
     def __init__(self, name: str, cfg: PoolsConfig, *,
                  locate: Callable[[str], str] | None = None,
@@ -66,8 +70,8 @@ class Pools(pulumi.ComponentResource):
         # The contract holds the kubeconfig, so the engine may mark the whole output secret;
         # only the kubeconfig stays secret.
         raw: pulumi.Output[Any] = pulumi.Output.unsecret(ref.get_output(OUTPUT_NAME))
-        kubeconfig = pulumi.Output.secret(raw.apply(
-            lambda r: str(r["kubeconfig"]) if isinstance(r, dict) else ""))
+        text: pulumi.Output[str] = raw.apply(_kubeconfig)
+        kubeconfig: pulumi.Output[str] = pulumi.Output.secret(text)
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
                                      enable_server_side_apply=True,
                                      upsert_existing_objects=False, opts=me)
