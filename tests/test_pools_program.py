@@ -250,3 +250,37 @@ def test_a_stack_without_pools_is_refused() -> None:
         parse_pools({"onCluster": {"stack": HOST}}, "v5e-extra")
     assert e.value.problems[0].startswith("slices: a pools stack declares slices, "
                                           "sliceClasses or both")
+@pytest.mark.parametrize("pool,why", [
+    ({"accelerator": "h100-mega-80gb-8"}, "GPUDirect needs the cluster's data networks"),
+    ({"accelerator": "v6e-16", "dranet": True}, "DRANET needs the cluster's claim templates"),
+])
+def test_gpudirect_and_dranet_pools_are_refused(pool: dict[str, Any], why: str) -> None:
+    slices = [{"name": "p", "count": 1, **pool}]
+    assert _problems(_raw(slices=slices)) == [
+        f"slices[0]: {pool['accelerator']} (on-demand) cannot be a pool of a pools stack: "
+        f"{why}; declare it in {HOST}"]
+
+
+def test_a_node_pool_name_the_host_uses_is_refused() -> None:
+    # A CPU pool's node pool is named after the pool: this one is a node pool of the
+    # host's v5litepod-16 pool (GKE refuses a second node pool of the same name).
+    slices = [{"name": "v5litepod-16-0", "accelerator": "n2-standard-8-1", "count": 1}]
+    assert _problems(_raw(slices=slices)) == [
+        f"slices[0].name: node pool v5litepod-16-0 exists on the cluster of {HOST}; give "
+        "the pool a name of its own"]
+
+
+def test_a_region_is_not_a_zone() -> None:
+    slices = [{"name": "r", "accelerator": "v5litepod-16", "count": 1,
+               "zones": ["us-west4"]}]
+    assert _problems(_raw(slices=slices)) == [
+        f"slices[0].zones[0]: 'us-west4' is not a zone of us-west4, the region of "
+        f"{HOST}'s cluster"]
+
+
+def test_a_problem_of_the_hosts_settings_names_the_host() -> None:
+    host = _host()
+    host["cluster"]["releaseChannel"] = "BOGUS"
+    [problem] = _problems(host=host)
+    assert problem.startswith(f"onCluster.stack: on the cluster of {HOST!r}: "
+                              "releaseChannel: 'BOGUS' is not a release channel")
