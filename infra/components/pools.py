@@ -10,9 +10,10 @@ preview as at update (the engine reads the other stack's state), so previews sho
 
 Kubernetes objects go through a provider made from the host's kubeconfig that never adopts
 an object that exists already (``upsert_existing_objects=False``: pulumi-kubernetes v4.29.0
-creates with a client-side create, which the API server refuses with AlreadyExists, and
-"By default, Pulumi will error if a resource already exists in the cluster"; pulumi_kubernetes
-Provider, upsertExistingObjects), so a name taken on the host fails the update instead of
+creates with a client-side create, which the API server refuses with AlreadyExists
+(https://github.com/pulumi/pulumi-kubernetes/releases/tag/v4.29.0, #2926), and "By default,
+Pulumi will error if a resource already exists in the cluster"; pulumi_kubernetes Provider,
+upsertExistingObjects), so a name taken on the host fails the update instead of
 making this stack the owner of another's object, which its destroy would then delete.
 """
 
@@ -91,7 +92,10 @@ class Pools(pulumi.ComponentResource):
                 kind=obj["kind"], metadata=obj["metadata"], spec=obj["spec"], opts=on_host)
         # Created flavors, then the ClusterQueue, then its LocalQueues, and deleted the other
         # way round: Kueue keeps a flavor a ClusterQueue names, and a ClusterQueue that
-        # holds admitted Workloads, until they let go (their resource-in-use finalizers).
+        # holds admitted Workloads, until they let go (their resource-in-use finalizers:
+        # kueue v0.19.2 pkg/controller/core/resourceflavor_controller.go adds it to a
+        # flavor; site/content/en/docs/tasks/troubleshooting/
+        # troubleshooting_delete_clusterqueue.md for a ClusterQueue).
         made: dict[str, list[pulumi.Resource]] = {"ResourceFlavor": [], "ClusterQueue": []}
         after = {"ResourceFlavor": [], "ClusterQueue": ["ResourceFlavor"],
                  "LocalQueue": ["ClusterQueue"]}

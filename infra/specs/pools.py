@@ -14,8 +14,9 @@ never do (infra/specs/kueue.py names flavors after accelerators, ``cpu-``, ``cla
 and ``system-cpu``), and a second pools stack has another STACK; deleting the stack deletes
 exactly these. No host queue can borrow this stack's quota or lend it its own: Kueue's quota
 is per flavor and resource, and a ClusterQueue borrows only for the flavors it lists
-(kueue v0.19.2 site/content/en/docs/concepts/cluster_queue.md, "Flavors and Resources" and
-"Borrowing"), and no queue lists another stack's flavors. Deleting a ClusterQueue waits
+(kueue v0.19.2 site/content/en/docs/concepts/cluster_queue.md, "Flavors and borrowing
+semantics": "A ClusterQueue can only borrow quota for flavors that the ClusterQueue
+defines"), and no queue lists another stack's flavors. Deleting a ClusterQueue waits
 while Workloads it admitted hold quota (its finalizer kueue.x-k8s.io/resource-in-use:
 site/content/en/docs/tasks/troubleshooting/troubleshooting_delete_clusterqueue.md), so
 `submit run` deletes its own work on a pools stack before it destroys the stack.
