@@ -15,6 +15,7 @@ import pulumi
 import yaml
 
 from infra.config import fleet as fleet_config
+from infra.config import pools as pools_config
 from infra.config import stack as config_mod
 from infra.contract import fleet as fleet_contract
 from infra.contract import outputs as contract
@@ -23,6 +24,7 @@ from infra.specs import image_cache as image_cache_spec
 from infra.config.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.fleet import Fleet
+from infra.components.pools import Pools
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.pathways import PathwaysAccess
@@ -163,9 +165,9 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     ).to_dict()
     cluster_fields = exported["cluster"]
     exported["cluster"] = pulumi.Output.all(gke.endpoint, gke.ca_certificate,
-                                            gke.dns_endpoint).apply(
+                                            gke.dns_endpoint, gke.service_account_email).apply(
         lambda a: {**cluster_fields, "endpoint": a[0], "caCertificate": a[1],
-                   "dnsEndpoint": a[2]})
+                   "dnsEndpoint": a[2], "nodeServiceAccount": a[3]})
     exported["kubeconfig"] = gke.kubeconfig
     return {contract.OUTPUT_NAME: exported}
 
@@ -205,12 +207,51 @@ def build_fleet(cfg: fleet_config.FleetConfig, stack: str, *, now: float | None 
     return {fleet_contract.FLEET_OUTPUT_NAME: exported}
 
 
+def load_pools_config(raw: Mapping[str, Any], stack: str,
+                      locate: Callable[[str], str] | None = None) -> pools_config.PoolsConfig:
+    """Parse a pools stack's config (``accelstack:onCluster``); StackConfigError as for a
+    cluster stack."""
+    try:
+        return pools_config.parse_pools(raw, stack)
+    except ConfigError as e:
+        raise _config_error(e.problems, locate) from None
+
+
+def _pools_contract(plan: Any) -> dict[str, Any]:
+    data: dict[str, Any] = plan.outputs.to_dict()
+    return data
+
+
+def _get_or_none(data: dict[str, Any], key: str) -> Any:
+    return data.get(key)
+
+
+def build_pools(cfg: pools_config.PoolsConfig, stack: str,
+                locate: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """Declare a pools stack (infra/components/pools.py); its outputs are a cluster
+    stack's contract: the host's cluster, this stack's pools, classes and queues."""
+    pools = Pools("pools", cfg, locate=locate)
+    data: pulumi.Output[dict[str, Any]] = pools.plan.apply(_pools_contract)
+    exported: dict[str, Any] = {}
+    keys = ("contractVersion", "stack", "cluster", "slicePools", "autoProvisioning",
+            "workloadNamespace", "localQueues", "priorityClasses", "jobsetVersion",
+            "kueueVersion", "cachedImages", "imageRepository", "storage", "pathways",
+            "sliceClasses", "cohort", "onCluster")
+    for key in keys:
+        exported[key] = data.apply(functools.partial(_get_or_none, key=key))
+    # As a cluster stack: only the kubeconfig (the host's) is a secret.
+    exported["kubeconfig"] = pulumi.Output.secret(data.apply(lambda d: d["kubeconfig"]))
+    return {contract.OUTPUT_NAME: exported}
+
+
 def run(stack: str | None = None) -> dict[str, Any]:
     stack = stack or pulumi.get_stack()
     raw, secret_keys = raw_config()
     locate = stack_file_locator(stack)
     if fleet_config.is_fleet(raw):
         outputs = build_fleet(load_fleet_config(raw, stack, locate), stack, locate=locate)
+    elif pools_config.is_pools(raw):
+        outputs = build_pools(load_pools_config(raw, stack, locate), stack, locate=locate)
     else:
         cfg = load_config(raw, secret_keys, locate)
         for warning in image_cache_spec.warnings(cfg):

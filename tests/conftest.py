@@ -16,7 +16,12 @@ STACKS_DIR = ROOT / "stacks"
 # cluster and are tested on their own (tests/test_fleet_program.py).
 FLEET_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
                      if "accelstack:fleet:" in p.read_text())
-STACK_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml") if p not in FLEET_FILES)
+# Pools stacks (an `accelstack:onCluster` section) declare no cluster either: pools on
+# another stack's cluster (tests/test_pools_program.py).
+POOLS_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
+                     if "accelstack:onCluster:" in p.read_text())
+STACK_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
+                     if p not in FLEET_FILES and p not in POOLS_FILES)
 REFERENCE = ROOT.parent / "shared" / "reference"
 
 MINIMAL: dict[str, Any] = {

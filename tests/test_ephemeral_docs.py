@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -17,14 +18,18 @@ from conftest import ROOT
 from ephemeral_env import program, project
 from fake_apiserver import FakeApiServer
 from fakes.pulumi_auto import install
+from infra.preview import cli as preview
 from submit.cli.app import main
 
 DOC = ROOT / "docs" / "ephemeral.md"
 
 
 def doc_commands() -> list[str]:
+    """Each command of the page's sh blocks, a line ending in a backslash joined with the
+    next as the shell does."""
     blocks = re.findall(r"```sh\n(.*?)```", DOC.read_text(), re.S)
-    return [ln for b in blocks for ln in b.splitlines() if ln.strip()]
+    text = "\n".join(blocks).replace("\\\n", " ")
+    return [" ".join(ln.split()) for ln in text.splitlines() if ln.strip()]
 
 
 def _finish_all(server: FakeApiServer, stop: threading.Event) -> None:
@@ -40,23 +45,31 @@ def test_the_docs_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                server: FakeApiServer) -> None:
     commands = doc_commands()
     assert [c.split()[:2] for c in commands] == [
-        ["submit", "run"], ["submit", "run"], ["submit", "reap"], ["submit", "reap"]]
+        ["submit", "run"], ["submit", "run"], ["submit", "reap"], ["submit", "reap"],
+        ["accelstack-preview", "v5e-extra"], ["submit", "workload"]]
     fake = install(tmp_path, monkeypatch)
     program(fake, server)
     proj = project(tmp_path)
+    shutil.copy(ROOT / "stacks" / "Pulumi.v5e-extra.yaml", proj / "stacks")
     monkeypatch.chdir(proj)
     stop = threading.Event()
     threading.Thread(target=_finish_all, args=(server, stop), daemon=True).start()
     try:
         outputs = []
         for command in commands:
-            result = CliRunner().invoke(main, shlex.split(command)[1:])
+            app = preview.main if command.startswith("accelstack-preview ") else main
+            result = CliRunner().invoke(app, shlex.split(command)[1:])
             assert result.exit_code == 0, (command, result.output)
+            if command.startswith("accelstack-preview "):
+                continue
             outputs.append(result)
     finally:
         stop.set()
     assert "run lr-1: exit 0 (the work succeeded)" in outputs[0].stderr
     assert "take it down with:\n  submit reap --project-dir . big" in outputs[1].stderr
+    # The pools stack's JobSet goes to its own queue (docs/ephemeral.md, "Two shapes").
+    pools = outputs.pop()
+    assert "kueue.x-k8s.io/queue-name: pools-v5e-extra" in pools.stdout
     assert outputs[2].stdout.startswith("keep: big: expires in 5h59m; owner ")
     assert "stack big removed" in outputs[3].stderr
     assert fake.stacks == [] and fake.cloud == []

@@ -107,6 +107,10 @@ class SlicePool:
     secondary_boot_disk: str | None = None  # disk image with pre-loaded container images
     max_pods_per_node: int | None = None  # None: GKE's default (110)
     dranet: bool = False  # GKE managed DRANET (infra/specs/dranet.py)
+    # The pools stack that adds this pool to another stack's cluster (infra/specs/pools.py):
+    # its nodes are tainted and selected by pool, so neither stack's work lands on the
+    # other's nodes of the same slice type. None in a cluster stack.
+    pools_stack: str | None = None
 
     @property
     def chips(self) -> int:

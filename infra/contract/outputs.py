@@ -27,6 +27,10 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    additive: a contract without them reads as unknown
 #    and cluster.dnsK8sTokens (whether the DNS endpoint accepts Kubernetes tokens);
 #    additive: a contract without it reads as unknown
+#    and cluster.releaseChannel, cluster.nodeServiceAccount, cohort (what a pools stack
+#    needs of its host: infra/specs/pools.py) and onCluster (set by a pools stack: the
+#    standing cluster stack whose cluster it adds pools to); additive: absent reads as
+#    unknown (null)
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -57,6 +61,11 @@ class ClusterInfo:
     # dnsEndpoint.k8sTokens): how a fleet's manager reaches a worker whose IP endpoint is
     # private. Optional when loading: an older contract reads as unknown (None).
     dns_k8s_tokens: bool | None = None
+    # The release channel (None: none, or a contract written before it was exported) and
+    # the nodes' service account email: a pools stack checks version floors against the
+    # channel and runs its nodes as the host's (infra/specs/pools.py). Optional when loading.
+    release_channel: str | None = None
+    node_service_account: str | None = None
 
 
 @record
@@ -184,6 +193,11 @@ class StackOutputs:
     pathways: PathwaysInfo | None = None
     slice_classes: tuple[SliceClassInfo, ...] = ()
     contract_version: int = CONTRACT_VERSION
+    # The Kueue cohort of the stack's ClusterQueues (None: they are in none, the stack has
+    # no teams). A pools stack puts its own ClusterQueue in it.
+    cohort: str | None = None
+    # A pools stack (infra/config/pools.py): the cluster stack whose cluster holds its pools.
+    on_cluster: str | None = None
     # Set only on the manager view of a fleet's outputs (infra/contract/fleet.py): the
     # fleet's workers and queues. Never exported by a cluster stack.
     fleet: Any = None
@@ -219,6 +233,8 @@ class StackOutputs:
                 "authorizedNetworks": (None if self.cluster.authorized_networks is None
                                        else list(self.cluster.authorized_networks)),
                 "dnsK8sTokens": self.cluster.dns_k8s_tokens,
+                "releaseChannel": self.cluster.release_channel,
+                "nodeServiceAccount": self.cluster.node_service_account,
             },
             "kubeconfig": self.kubeconfig,
             "slicePools": [_pool_dict(p) for p in self.slice_pools],
@@ -235,6 +251,8 @@ class StackOutputs:
             "pathways": self.pathways.to_dict() if self.pathways else None,
             **({"sliceClasses": [c.to_dict() for c in self.slice_classes]}
                if self.slice_classes else {}),
+            "cohort": self.cohort,
+            **({"onCluster": self.on_cluster} if self.on_cluster else {}),
         }
 
 
@@ -318,6 +336,8 @@ def load(data: Any) -> StackOutputs:
                       f"{p}.cluster.authorizedNetworks"))),
         dns_k8s_tokens=(_need(c, "dnsK8sTokens", bool, f"{p}.cluster", nullable=True)
                         if "dnsK8sTokens" in c else None),
+        release_channel=_optional_str(c, "releaseChannel", f"{p}.cluster"),
+        node_service_account=_optional_str(c, "nodeServiceAccount", f"{p}.cluster"),
     )
     pools = []
     for i, raw in enumerate(_need(data, "slicePools", list, p)):
@@ -384,7 +404,14 @@ def load(data: Any) -> StackOutputs:
         pathways=_pathways(data.get("pathways"), f"{p}.pathways"),
         slice_classes=_slice_classes(data.get("sliceClasses"), f"{p}.sliceClasses"),
         contract_version=version,
+        cohort=_optional_str(data, "cohort", p),
+        on_cluster=_optional_str(data, "onCluster", p),
     )
+
+
+def _optional_str(data: Mapping[str, Any], key: str, path: str) -> str | None:
+    """An additive field: absent (an older contract) or null reads as None."""
+    return _need(data, key, str, path, nullable=True) if key in data else None
 
 
 STORE_KINDS = ("gcs", "filestore", "parallelstore", "lustre")

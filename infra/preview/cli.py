@@ -118,7 +118,8 @@ def desired_state(path: Path) -> dict[str, Any]:
     resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
                   "inputs": _mask(r.inputs)} for r in ev.resources]
     if not hasattr(ev.config, "policy"):
-        # A fleet stack (docs/fleets.md) declares no cluster: the cluster rules do not apply.
+        # A fleet stack (docs/fleets.md) or a pools stack (docs/ephemeral.md) declares no
+        # cluster: the cluster rules do not apply.
         return {"stack": harness.stack_name(path), "resources": resources,
                 "outputs": harness.plain_outputs(ev),
                 "policy": {"findings": [], "waivers": {}}}

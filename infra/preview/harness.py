@@ -21,6 +21,7 @@ from pulumi.runtime import mocks as _mocks
 from infra.record import record
 from infra import program
 from infra.config import fleet as fleet_config
+from infra.config import pools as pools_config
 from infra.config import stack_file
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
@@ -200,6 +201,15 @@ def evaluate_fleet(raw: Mapping[str, Any], stack: str, references: Mapping[str, 
                      references)
 
 
+def evaluate_pools(raw: Mapping[str, Any], stack: str, references: Mapping[str, Any],
+                   locate: Callable[[str], str] | None = None) -> Evaluation:
+    """Run a pools stack under mocks; ``references`` maps its host stack's name to that
+    stack's outputs (what the StackReference reads)."""
+    cfg = program.load_pools_config(raw, stack, locate)
+    return _evaluate(cfg, stack, lambda: program.build_pools(cfg, stack, locate=locate),
+                     references)
+
+
 def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
               references: Mapping[str, Any]) -> Evaluation:
     mocks = _Mocks(references)
@@ -261,7 +271,7 @@ def stack_name(path: str | Path) -> str:
 
 def evaluate_file(path: str | Path) -> Evaluation:
     """Evaluate a stack file; config errors name ``FILE:LINE``. A fleet stack's references
-    are the stack files beside it (``ORG/PROJECT/NAME`` reads ``Pulumi.NAME.yaml``),
+    (and a pools stack's host) are the stack files beside it (``ORG/PROJECT/NAME`` reads ``Pulumi.NAME.yaml``),
     evaluated here in turn."""
     sf = stack_file.load(path)
     if fleet_config.is_fleet(sf.raw):
@@ -269,6 +279,11 @@ def evaluate_file(path: str | Path) -> Evaluation:
         names = [cfg.manager_stack] + [w.stack for w in cfg.workers]
         refs = {n: referenced_outputs(Path(path).parent, n) for n in names}
         return evaluate_fleet(sf.raw, sf.stack, {k: v for k, v in refs.items() if v},
+                              locate=sf.locate)
+    if pools_config.is_pools(sf.raw):
+        pools = program.load_pools_config(sf.raw, sf.stack, sf.locate)
+        host = referenced_outputs(Path(path).parent, pools.host_stack)
+        return evaluate_pools(sf.raw, sf.stack, {pools.host_stack: host} if host else {},
                               locate=sf.locate)
     return evaluate(sf.raw, sf.stack, sf.secret_keys, sf.locate)
 

@@ -80,7 +80,8 @@ def _authorized_networks(cfg: StackConfig) -> tuple[str, ...] | None:
 
 def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
           kubeconfig: str, networks: Mapping[str, list[dict[str, str]]] | None = None,
-          dns_endpoint: str | None = None) -> StackOutputs:
+          dns_endpoint: str | None = None,
+          node_service_account: str | None = None) -> StackOutputs:
     """The contract for a parsed stack; ``networks`` maps pool name to its node networks."""
     networks = networks or {}
     q = cfg.queues
@@ -92,7 +93,9 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
                             ca_certificate, cfg.zones, dns_endpoint,
                             private_endpoint=cfg.private_endpoint,
                             authorized_networks=_authorized_networks(cfg),
-                            dns_k8s_tokens=cfg.dns_endpoint and cfg.dns_k8s_tokens),
+                            dns_k8s_tokens=cfg.dns_endpoint and cfg.dns_k8s_tokens,
+                            release_channel=cfg.release_channel,
+                            node_service_account=node_service_account),
         kubeconfig=kubeconfig,
         slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
                           for p in cfg.slices)
@@ -111,4 +114,7 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
                               cfg.pathways.server_image, cfg.pathways.proxy_image)
         if cfg.pathways else None,
         slice_classes=tuple(class_info(c) for c in cfg.slice_classes),
+        # The ClusterQueues are in the cohort only when there are teams (specs/kueue.py).
+        cohort=q.cohort if q.teams else None,
     )
+

@@ -86,6 +86,8 @@ def _flavor_key(pool: SlicePool) -> str:
     a = pool.accelerator
     if a.kind == "cpu":
         return f"cpu-{pool.name}"  # accelerator flavors never start with "cpu-"
+    if pool.pools_stack is not None:
+        return f"{pool.name}-{a.name}-{pool.capacity.mode}"  # selects its pool's nodes only
     return f"{a.name}-{pool.capacity.mode}"
 
 

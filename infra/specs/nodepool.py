@@ -34,6 +34,10 @@ CAPACITY_LABEL = "accelstack.dev/capacity"
 SPOT_TAINT = Taint(SPOT_LABEL, "true")
 # Nodes from DWS queued provisioning carry this taint (GKE sets it); tolerated, not declared.
 QUEUED_TAINT = Taint(QUEUED_LABEL, "true")
+# The nodes a pools stack adds to another stack's cluster carry the pools stack's name in
+# this taint: the host's flavors select nodes by slice type and capacity, which such nodes
+# share, and only the pools stack's pods tolerate it.
+POOLS_STACK_TAINT_KEY = "accelstack.dev/pools-stack"
 
 
 def node_labels(pool: SlicePool) -> dict[str, str]:
@@ -46,7 +50,10 @@ def node_labels(pool: SlicePool) -> dict[str, str]:
 
 def declared_taints(pool: SlicePool) -> list[Taint]:
     """Taints declared in the node pool config. GKE adds the TPU and GPU taints itself."""
-    return [SPOT_TAINT] if pool.capacity.mode == "spot" else []
+    taints = [SPOT_TAINT] if pool.capacity.mode == "spot" else []
+    if pool.pools_stack is not None:
+        taints.append(Taint(POOLS_STACK_TAINT_KEY, pool.pools_stack))
+    return taints
 
 
 def node_selector(pool: SlicePool) -> dict[str, str]:
@@ -60,7 +67,8 @@ def node_selector(pool: SlicePool) -> dict[str, str]:
         selector[FLEX_START_LABEL] = "true"
     elif mode == "queued":
         selector[QUEUED_LABEL] = "true"
-    if pool.accelerator.kind == "cpu":
+    if pool.accelerator.kind == "cpu" or pool.pools_stack is not None:
+        # A pools stack's pods select their own pool, never the host's of the same type.
         selector[POOL_LABEL] = pool.name
     return selector
 

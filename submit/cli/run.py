@@ -279,7 +279,9 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
                     alive=_alive)
     old = {s: signal.signal(s, runner.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        console.line(f"run {run_name}: {work.describe} on a stack from {shown}")
+        where = (f"pools on the cluster of {plan.on_cluster} (stack {run_name}, from {shown})"
+                 if plan.on_cluster else f"a stack from {shown}")
+        console.line(f"run {run_name}: {work.describe} on {where}")
         outcome = runner.run(_pulumi())
     except InUse as e:
         raise click.ClickException(str(e)) from None

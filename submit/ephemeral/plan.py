@@ -115,6 +115,11 @@ class RunPlan:
     tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def on_cluster(self) -> str | None:
+        """The host stack when the run makes pools on a standing cluster, else None."""
+        return on_cluster(self.config)
+
+    @property
     def expires(self) -> datetime:
         return self.created + timedelta(seconds=self.ttl_seconds)
 
@@ -141,20 +146,37 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key, value
 
 
+ON_CLUSTER = f"{NAMESPACE}:onCluster"  # a pools stack (infra/config/pools.py)
+
+
+def on_cluster(config: Mapping[str, Any]) -> str | None:
+    """The standing cluster stack a pools stack adds its pools to; None for a whole stack."""
+    value = config.get(ON_CLUSTER)
+    stack = value.get("stack") if isinstance(value, Mapping) else None
+    return stack if isinstance(stack, str) else None
+
+
 def run_config(stack_config: Mapping[str, Any], overrides: Sequence[tuple[str, Any]],
                name: str) -> dict[str, Any]:
     """The ephemeral stack's config: the stack file's, the overrides, then what an ephemeral
     stack must have: its own cluster name (two runs never share a cluster) and no deletion
     protection (a GKE cluster created with deletionProtection cannot be destroyed:
-    pulumi-gcp container.Cluster ``deletionProtection``, default true)."""
+    pulumi-gcp container.Cluster ``deletionProtection``, default true). A pools stack
+    (``onCluster``) makes no cluster: it gets neither key (its program refuses them), and its
+    Kueue names come from the run's name, the stack's."""
     config = dict(stack_config)
+    pools = on_cluster(config) is not None
     for key, value in overrides:
         if key in (f"{NAMESPACE}:clusterName", f"{NAMESPACE}:deletionProtection"):
             raise PlanError("--set", f"{key} is set by `submit run` (the cluster is named "
-                            "after --name and is never deletion-protected)")
+                            "after --name and is never deletion-protected)" if not pools else
+                            f"{key} is a cluster's setting; this stack file makes pools on "
+                            f"the cluster of {on_cluster(config)}, which `submit run` never "
+                            "touches")
         config[key] = value
-    config[f"{NAMESPACE}:clusterName"] = name
-    config[f"{NAMESPACE}:deletionProtection"] = False
+    if on_cluster(config) is None:
+        config[f"{NAMESPACE}:clusterName"] = name
+        config[f"{NAMESPACE}:deletionProtection"] = False
     return config
 
 

@@ -69,6 +69,8 @@ class Runner:
         self.command: Any = None
         self.stack: Any = None
         self._tally: Tally | None = None
+        self._cluster: Any = None  # set once work was submitted
+        self._submitted: list[Any] = []
         self._tally_lock = threading.Lock()
 
     # -- signals -----------------------------------------------------------------------
@@ -235,11 +237,13 @@ class Runner:
             workloads = self.work.render(outputs)
             cluster = api.connect(outputs)
             submitted = []
+            self._cluster = cluster
             for objs in workloads:
                 done = api.submit(cluster, objs)
                 self.say(f"workload {done.name} in namespace {done.namespace} "
                          f"(queue {done.queue})")
                 submitted.append(done)
+                self._submitted.append(done)
             return cluster, submitted
         except api.ClusterError as e:
             raise _InfraFailure(f"submitting the work: {e.message}") from None
@@ -290,11 +294,30 @@ class Runner:
         except (OSError, KubeError) as e:
             self.say(f"could not save the logs: {e}")
 
+    def _delete_work(self) -> None:
+        """Pools on a standing cluster: the work is deleted before the stack goes. The host
+        outlives the run, so nothing else would delete it, and Kueue keeps a ClusterQueue
+        while Workloads it admitted hold quota (infra/specs/pools.py)."""
+        from submit.cluster.kube import KubeError
+
+        for done in self._submitted:
+            try:
+                self._cluster.delete_jobset(done.namespace, done.name)
+                self.say(f"deleted workload {done.name} from the cluster of "
+                         f"{self.plan.on_cluster}")
+            except KubeError as e:
+                self.say(f"could not delete workload {done.name}: {e}")
+
     def _teardown(self) -> bool:
         self.phase = "teardown"
         if self.stack is None:
             return True  # nothing was created
-        self.say("pulumi destroy")
+        if self.plan.on_cluster is not None:
+            self._delete_work()
+            self.say(f"pulumi destroy: the pools of stack {self.plan.name}; the cluster of "
+                     f"{self.plan.on_cluster} stays")
+        else:
+            self.say("pulumi destroy")
 
         def listen(tally: Tally) -> Callable[[Any], None]:
             self._tally = tally

@@ -31,11 +31,13 @@ class FakeAutoPulumi:
         exe.chmod(0o755)
         self.program([], {})
 
-    def program(self, resources: list[tuple[str, str]], outputs: dict[str, Any],
+    def program(self, resources: list[tuple[str, ...]], outputs: dict[str, Any],
                 secret: tuple[str, ...] = ("accelstack",)) -> None:
-        """What `up` creates (type, name), in order, and the outputs it leaves."""
+        """What `up` creates (type, name), in order, and the outputs it leaves; a
+        (type, name, STACK) entry is a StackReference that reads STACK."""
         (self.home / "program.json").write_text(json.dumps({
-            "resources": [{"type": t, "name": n} for t, n in resources],
+            "resources": [{"type": r[0], "name": r[1], **({"read": r[2]} if len(r) > 2 else {})}
+                          for r in resources],
             "outputs": outputs, "secretOutputs": list(secret)}))
 
     def faults(self, **faults: Any) -> None:
@@ -44,6 +46,19 @@ class FakeAutoPulumi:
         destroyFailMessage, hangAt=K (`up` waits at resource K: kill or signal it there),
         stepSeconds, version, tagsUnsupported."""
         (self.home / "faults.json").write_text(json.dumps(faults))
+
+    def standing(self, name: str, resources: list[tuple[str, str]],
+                 outputs: dict[str, Any]) -> list[str]:
+        """A stack deployed before the test (not ephemeral): its resources exist in the
+        cloud. Returns their URNs."""
+        urns = [f"urn:pulumi:{name}::accelstack::{t}::{n}" for t, n in resources]
+        (self.home / "stacks" / f"{name}.json").write_text(json.dumps({
+            "config": {}, "tags": {}, "resources": urns, "outputs": outputs, "history": [],
+            "lock": None, "pending": []}))
+        cloud = self.home / "cloud.json"
+        live = json.loads(cloud.read_text()) if cloud.exists() else []
+        cloud.write_text(json.dumps(sorted(set(live) | set(urns))))
+        return urns
 
     def stack(self, name: str) -> dict[str, Any] | None:
         path = self.home / "stacks" / f"{name}.json"

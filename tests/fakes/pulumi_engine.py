@@ -4,7 +4,8 @@ Installed as ``bin/pulumi`` by tests/fakes/pulumi_auto.py (never imported by the
 test). State lives under the fake's home (the parent of ``bin/``):
 
     program.json   what `up` creates: {"resources": [{"type", "name"}], "outputs": {...},
-                   "secretOutputs": [names]}
+                   "secretOutputs": [names]}; a resource with "read": STACK is a
+                   StackReference: read from that stack's state, never created
     faults.json    injected faults (see FakeAutoPulumi in pulumi_auto.py)
     stacks/NAME.json  one stack: config, tags, resources (URNs in creation order), outputs,
                    history, lock (the DIY lock's owner), pending (an operation in flight)
@@ -26,6 +27,10 @@ checks the argv the SDK sends against these):
 - engine events: one JSON object per line (sdk/go/common/apitype/events.go), a cancelEvent
   last; to a file, or over gRPC when --event-log is tcp://HOST:PORT (pulumirpc.Events/
   StreamEvents, the transport the SDK picks for a CLI newer than 3.205.0).
+- a StackReference is read, not created: its step is "read" on `up` and "discard" on
+  `destroy` (StepOp OpRead, OpReadDiscard in pulumi/pulumi pkg/resource/deploy/step.go),
+  and it never touches what it reads. The fake refuses a reference to a stack it does not
+  hold; its message is the fake's own (not the CLI's text).
 - signals (pkg/backend/cancellation_scope.go): the first SIGINT or SIGTERM cancels (the
   resource in flight finishes, nothing new starts), the second terminates at once, leaving
   the lock and the pending operation behind, as a killed process does.
@@ -243,6 +248,14 @@ def up(name: str, args: list[str]) -> None:
             _fail("error: update canceled")
         urn = f"urn:pulumi:{name}::{project}::{res['type']}::{res['name']}"
         op = "same" if urn in stack["resources"] else "create"
+        if res.get("read"):
+            if not _stack_path(res["read"]).exists():
+                _finish(name, stack, events, "update", False, changes, started)
+                _fail(f"error: (fake) StackReference {res['name']}: no stack {res['read']}")
+            op = "read"
+            if urn not in stack["resources"]:
+                stack["resources"].append(urn)
+                stack.setdefault("reads", []).append(urn)
         events.emit(resourcePreEvent={"metadata": _meta(op, urn, res["type"])})
         if op == "create":
             stack["pending"] = [urn]
@@ -286,6 +299,14 @@ def destroy(name: str, args: list[str]) -> None:
             _finish(name, stack, events, "destroy", False, changes, started)
             _fail("error: destroy canceled")
         rtype = urn.split("::")[2]
+        if urn in stack.get("reads", []):
+            events.emit(resourcePreEvent={"metadata": _meta("discard", urn, rtype)})
+            stack["resources"].remove(urn)
+            stack["reads"].remove(urn)
+            _save(name, stack)
+            changes["discard"] = changes.get("discard", 0) + 1
+            events.emit(resOutputsEvent={"metadata": _meta("discard", urn, rtype)})
+            continue
         events.emit(resourcePreEvent={"metadata": _meta("delete", urn, rtype)})
         if left > 0 and rtype != "pulumi:pulumi:Stack":
             failures.write_text(str(left - 1))
