@@ -27,7 +27,6 @@ holds an env value, a secret or the kubeconfig.
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any, Callable, Sequence
 
@@ -39,6 +38,9 @@ from submit.render.jobset import render as _render
 from submit.render.spec import SpecError as BadInput
 from submit.render.spec import WorkloadSpec
 from submit.cluster.stack_outputs import read
+from submit.image_pins import RESOLVE_IMAGE_ENV as RESOLVE_IMAGE_ENV
+from submit.image_pins import pin_image as pin_image
+from submit.image_pins import resolve_by_default
 
 __all__ = ["BadInput", "ClusterError", "Workload", "Session", "Submitted", "Status",
            "load_outputs", "connect", "submit", "status", "wait", "hold", "release", "pin_image",
@@ -281,46 +283,6 @@ def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool,
     held = HELD_QUEUE in annotations
     return Submitted(name, ns, annotations[HELD_QUEUE] if held else labels.get(QUEUE_LABEL),
                      held)
-
-
-RESOLVE_IMAGE_ENV = "ACCELSTACK_RESOLVE_IMAGE"  # the CLI's --resolve-image reads it too
-
-
-def resolve_by_default() -> bool:
-    """Whether images given by tag are resolved when nobody said: ACCELSTACK_RESOLVE_IMAGE
-    off (0, false, no, off: Click's false words) keeps tags."""
-    value = os.environ.get(RESOLVE_IMAGE_ENV, "").strip().lower()
-    return value not in ("0", "false", "f", "no", "n", "off")
-
-
-def pin_image(objs: list[dict[str, Any]], image: str, pins: dict[str, str] | None = None
-              ) -> list[dict[str, Any]]:
-    """``objs`` with ``image``, when given by tag, run by the digest the registry names for
-    it now (submit/bundle/resolve.py), or the one ``pins`` holds from an earlier call (which
-    it then keeps). BadInput (option ``image``) when the registry has no such tag or cannot
-    say."""
-    if "@" in image:
-        return objs
-    from submit.render.jobset import pin_images
-
-    pins = {} if pins is None else pins
-    if image not in pins:
-        pins[image] = _resolve(image)
-    pin_images(objs, {image: pins[image]})
-    return objs
-
-
-def _resolve(image: str) -> str:
-    from submit.bundle.registry import RegistryError  # late: only a tag needs HTTP
-    from submit.bundle.resolve import TagNotFound, resolve
-
-    try:
-        return resolve(image)
-    except TagNotFound as e:
-        raise BadInput("image", str(e)) from None
-    except RegistryError as e:
-        raise BadInput("image", f"cannot resolve {image} to a digest: {e}; pass "
-                       "resolve_image=False to submit the tag as it is") from None
 
 
 def status_of(js: dict[str, Any], kueue: list[dict[str, Any]]) -> Status:
