@@ -16,6 +16,7 @@ import re
 from typing import Any, Mapping
 
 from infra.config.errors import ConfigError, show
+from infra.config import stack_refs
 from infra.config.reader import Reader
 from infra.record import record
 
@@ -29,10 +30,6 @@ MAX_WORKERS = 20  # MultiKueueConfig.spec.clusters: MaxItems=20 (Kueue v0.19.2 m
 # Worker names become MultiKueueCluster names and parts of queue names and queue-name label
 # values (63 characters at most): short DNS labels.
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,18}[a-z0-9])?\Z")
-# Pulumi stack names ("letters, digits, '-', '_' and '.'"), optionally org/stack or
-# org/project/stack (https://www.pulumi.com/docs/iac/concepts/stacks/).
-_STACK = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+\Z")
-_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 
 
 @record
@@ -55,10 +52,6 @@ def is_fleet(raw: Mapping[str, Any]) -> bool:
     return FLEET_KEY in raw
 
 
-def _stack_short(name: str) -> str:
-    return name.rsplit("/", 1)[-1]
-
-
 def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
     """Parse a fleet stack's config (keys without the ``accelstack:`` prefix) for the stack
     named ``stack``. Raises ConfigError listing every problem."""
@@ -75,7 +68,7 @@ def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
         r.fail(f"{p}.manager", "is required: the cluster stack that holds the queues "
                "(a small CPU-only stack is enough)")
     manager = r.get(mgr, "stack", f"{p}.manager", str, required="manager" in top) or ""
-    _check_stack(r, f"{p}.manager.stack", manager)
+    stack_refs.check_stack_name(r, f"{p}.manager.stack", manager)
 
     workers: list[WorkerRef] = []
     raw_workers = r.get(top, "workers", p, list, required=True) or []
@@ -94,7 +87,7 @@ def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
         if wname and not _NAME.match(wname):
             r.fail(f"{q}.name", f"{show(wname)} is not a short DNS label (lower-case "
                    "letters, digits and '-', starting with a letter, at most 20 characters)")
-        _check_stack(r, f"{q}.stack", wstack)
+        stack_refs.check_stack_name(r, f"{q}.stack", wstack)
         if wname in seen_names:
             r.fail(f"{q}.name", f"{show(wname)} is a duplicate worker: workers[{seen_names[wname]}] "
                    "has that name")
@@ -106,24 +99,17 @@ def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
             # workers for itself" (v0.19.2 site/content/en/docs/concepts/multikueue.md).
             r.fail(f"{q}.stack", f"{show(wstack)} is the manager stack: the manager cannot be "
                    "one of its own workers (a cycle MultiKueue does not support)")
-        if wstack and _stack_short(wstack) == stack:
+        if wstack and stack_refs.short(wstack) == stack:
             r.fail(f"{q}.stack", f"{show(wstack)} is this fleet stack itself (a cycle)")
         seen_names.setdefault(wname, i)
         if wstack:
             seen_stacks.setdefault(wstack, i)
         if wname and wstack:
             workers.append(WorkerRef(wname, wstack))
-    if manager and _stack_short(manager) == stack:
+    if manager and stack_refs.short(manager) == stack:
         r.fail(f"{p}.manager.stack", f"{show(manager)} is this fleet stack itself (a cycle)")
 
-    namespaces: list[str] = []
-    for i, ns in enumerate(r.get(top, "namespaces", p, list, default=[]) or []):
-        if not isinstance(ns, str) or not _NAMESPACE.match(ns):
-            r.fail(f"{p}.namespaces[{i}]", f"{show(ns)} is not a namespace name")
-        elif ns in namespaces:
-            r.fail(f"{p}.namespaces[{i}]", f"{show(ns)} is listed twice")
-        else:
-            namespaces.append(ns)
+    namespaces = stack_refs.namespaces(r, top, p)
     egress: list[str] = []
     for i, cidr in enumerate(r.get(top, "managerEgress", p, list, default=[]) or []):
         try:
@@ -138,9 +124,3 @@ def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
         raise ConfigError(r.problems)
     return FleetConfig(name, manager, tuple(workers), tuple(namespaces), tuple(egress),
                        days)
-
-
-def _check_stack(r: Reader, path: str, value: str) -> None:
-    if value and not _STACK.match(value):
-        r.fail(path, f"{show(value)} is not a stack name (letters, digits, '-', '_' and '.', "
-               "optionally as ORG/STACK or ORG/PROJECT/STACK)")

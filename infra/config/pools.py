@@ -16,6 +16,7 @@ import re
 from typing import Any, Mapping
 
 from infra.config.errors import ConfigError, did_you_mean, one_of, show
+from infra.config import stack_refs
 from infra.config.reader import Reader
 from infra.config.stack import TOP_LEVEL_KEYS
 from infra.record import field, record
@@ -27,10 +28,6 @@ ON_CLUSTER_KEYS = ("stack", "namespaces")
 # Workload: at most 63 characters).
 NAME_PREFIX = "pools-"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,55}[a-z0-9])?\Z")  # 57 + len("pools-") = 63
-# Pulumi stack names ("letters, digits, '-', '_' and '.'"), optionally org/stack or
-# org/project/stack (https://www.pulumi.com/docs/iac/concepts/stacks/).
-_STACK = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+\Z")
-_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 
 
 @record
@@ -53,10 +50,6 @@ def is_pools(raw: Mapping[str, Any]) -> bool:
     return ON_CLUSTER_KEY in raw
 
 
-def _short(name: str) -> str:
-    return name.rsplit("/", 1)[-1]
-
-
 def parse_pools(raw: Mapping[str, Any], stack: str) -> PoolsConfig:
     """Parse a pools stack's config (keys without ``accelstack:``) for the stack named
     ``stack``; ConfigError listing every problem."""
@@ -74,19 +67,10 @@ def parse_pools(raw: Mapping[str, Any], stack: str) -> PoolsConfig:
     p = ON_CLUSTER_KEY
     top = r.obj(raw.get(ON_CLUSTER_KEY), p, ON_CLUSTER_KEYS)
     host = r.get(top, "stack", p, str, required=True) or ""
-    if host and not _STACK.match(host):
-        r.fail(f"{p}.stack", f"{show(host)} is not a stack name (letters, digits, '-', '_' "
-               "and '.', optionally as ORG/STACK or ORG/PROJECT/STACK)")
-    elif host and _short(host) == stack:
+    if stack_refs.check_stack_name(r, f"{p}.stack", host) and host \
+            and stack_refs.short(host) == stack:
         r.fail(f"{p}.stack", f"{show(host)} is this pools stack itself")
-    namespaces: list[str] = []
-    for i, ns in enumerate(r.get(top, "namespaces", p, list, default=[]) or []):
-        if not isinstance(ns, str) or not _NAMESPACE.match(ns):
-            r.fail(f"{p}.namespaces[{i}]", f"{show(ns)} is not a namespace name")
-        elif ns in namespaces:
-            r.fail(f"{p}.namespaces[{i}]", f"{show(ns)} is listed twice")
-        else:
-            namespaces.append(ns)
+    namespaces = stack_refs.namespaces(r, top, p)
     slices = r.get(raw, "slices", "", list, default=[]) or []
     classes = r.get(raw, "sliceClasses", "", list, default=[]) or []
     labels = r.get(raw, "labels", "", dict, default={}) or {}
