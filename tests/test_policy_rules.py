@@ -157,3 +157,24 @@ def test_waivers_accept_the_new_rules() -> None:
                                   "reason": "public model cards, reviewed in SEC-77"}]}
     assert harness.evaluate(raw).config.policy.waivers == {
         "public-bucket": "public model cards, reviewed in SEC-77"}
+
+
+def test_a_dns_endpoint_that_takes_kubernetes_tokens_is_open_to_every_address() -> None:
+    """Authorized networks restrict the IP endpoints only: a DNS endpoint that takes bare
+    Kubernetes tokens answers every address, so authorized-networks flags it (a fleet's
+    private worker waives it with its reason: stacks/Pulumi.fleet-east.yaml)."""
+    raw = copy.deepcopy(MINIMAL)
+    raw["masterAuthorizedNetworks"] = [{"cidr": "10.0.0.0/8"}]
+    raw["dnsEndpoint"] = True  # Google credentials only: not flagged
+    assert _rules(*_items(raw)) == []
+    raw["dnsEndpoint"] = {"k8sTokens": True}
+    cfg, items = _items(raw)
+    [finding] = policy.violations(policy.check(cfg, items))
+    assert finding.rule == "authorized-networks"
+    assert finding.message == ("the DNS endpoint takes Kubernetes tokens from every address "
+                               "(authorized networks do not apply to it)")
+    waived = harness.evaluate_file(ROOT / "stacks" / "Pulumi.fleet-east.yaml")
+    found = policy.check(waived.config, [policy.Item(r.type, r.name, harness._plain(r.inputs))
+                                         for r in waived.resources])
+    assert [f.rule for f in found] == ["authorized-networks"]
+    assert policy.violations(found) == []

@@ -125,6 +125,18 @@ def _authorized_networks(cfg: StackConfig, items: list[Item]) -> Iterable[Findin
                           "the control plane has a public endpoint open to every address",
                           "list masterAuthorizedNetworks in the stack, or set "
                           "privateEndpoint: true")
+        endpoints = c.inputs.get("controlPlaneEndpointsConfig") or {}
+        dns = endpoints.get("dnsEndpointConfig") or {} if isinstance(endpoints, dict) else {}
+        if isinstance(dns, dict) and dns.get("enableK8sTokensViaDns") is True:
+            # Authorized networks restrict the IP endpoints only; the DNS endpoint answers
+            # every address that reaches Google's APIs, and with this on it takes a bare
+            # Kubernetes token (infra/config/cluster.py _dns_endpoint has the sources).
+            yield Finding("authorized-networks", _where(c),
+                          "the DNS endpoint takes Kubernetes tokens from every address "
+                          "(authorized networks do not apply to it)",
+                          "set dnsEndpoint: true (Google credentials only), or waive this "
+                          "rule with the reason (a fleet's manager comes in this way: "
+                          "docs/fleets.md)")
 
 
 def _deletion_protection(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
