@@ -351,3 +351,17 @@ def test_waiver_needs_a_reason_and_shows() -> None:
         with pytest.raises(ConfigError) as e:
             parse(raw)
         assert e.value.problems == [message]
+
+
+def test_diff_shows_a_waiver_that_comes(tmp_path: Path) -> None:
+    """A waiver is a security decision to review: the diff (and --check-snapshots) shows a
+    finding or waiver that comes or goes, with the waiver's reason."""
+    raw = _base()
+    raw["masterAuthorizedNetworks"] = [{"cidr": "10.0.0.0/8"}]
+    raw["dnsEndpoint"] = {"k8sTokens": True}
+    before = _doc(raw, tmp_path)
+    raw["policy"] = {"waivers": [{"rule": "authorized-networks", "reason": "a fleet worker"}]}
+    lines = preview.diff(before, _doc(raw, tmp_path))
+    found = ("authorized-networks gcp:container/cluster:Cluster test: the DNS endpoint takes "
+             "Kubernetes tokens from every address (authorized networks do not apply to it)")
+    assert lines == ["~ policy", f"    - {found}", f"    + {found} (waived: a fleet worker)"]

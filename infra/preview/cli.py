@@ -195,7 +195,21 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         lines.append("~ outputs")
         for f in out_changes:
             lines.append(f"    {f}: {_show(oa.get(f), f in oa)} -> {_show(ob.get(f), f in ob)}")
+    # A finding or waiver that comes or goes is part of the review (docs/review.md).
+    fa, fb = _findings(old), _findings(new)
+    if fa != fb:
+        lines.append("~ policy")
+        lines += [f"    - {f}" for f in sorted(fa - fb)] + [f"    + {f}" for f in sorted(fb - fa)]
     return lines
+
+
+def _findings(doc: dict[str, Any]) -> set[str]:
+    """The policy findings of a preview, one line each, its waiver's reason included."""
+    out = set()
+    for f in (doc.get("policy") or {}).get("findings") or []:
+        waived = f" (waived: {f['waived']})" if f.get("waived") else ""
+        out.add(f"{f.get('rule')} {f.get('resource')}: {f.get('message')}{waived}")
+    return out
 
 
 _MISSING = object()
