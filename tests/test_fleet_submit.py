@@ -241,11 +241,14 @@ def test_fleet_view_table(servers: dict[str, FakeApiServer], outputs: Path) -> N
     result = run(outputs, "fleet", "view")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].split() == ["CLUSTER", "ROLE", "REGION", "STATUS", "QUEUES", "FLAVOR",
-                                "NOMINAL", "USED", "FREE", "PENDING", "ADMITTED", "FINISHED"]
+    assert lines[0].split() == ["CLUSTER", "ROLE", "REGION", "VIA", "STATUS", "QUEUES",
+                                "FLAVOR", "NOMINAL", "USED", "FREE", "PENDING", "ADMITTED",
+                                "FINISHED"]
     west = next(ln for ln in lines if ln.startswith("west"))
-    assert west.split() == ["west", "worker", "us-west4", "ok", "main", "v5litepod-16-spot",
-                            "32", "16", "16", "0", "0", "0"]
+    assert west.split() == ["west", "worker", "us-west4", "ip", "ok", "main",
+                            "v5litepod-16-spot", "32", "16", "16", "0", "0", "0"]
+    # How the manager reaches each worker: east is private, reached at its DNS endpoint.
+    assert [ln.split()[3] for ln in lines[1:]] == ["-", "ip", "dns"]
 
 
 def test_fleet_view_of_a_cluster_stack_is_a_usage_error(tmp_path: Path,

@@ -69,8 +69,9 @@ def view(ctx: Context, fmt: str) -> None:
         try:
             cluster = ctx.worker_cluster(w.name)
         except click.ClickException as e:
-            rows += fl.view_rows(w.name, "worker", w.region, queues, e.message, [])
+            rows += fl.view_rows(w.name, "worker", w.region, queues, e.message, [],
+                                 w.manager_via)
             continue
         cqs, wls = _read(cluster, namespaces)
-        rows += fl.view_rows(w.name, "worker", w.region, queues, cqs, wls)
+        rows += fl.view_rows(w.name, "worker", w.region, queues, cqs, wls, w.manager_via)
     emit(rows, fmt, fl.VIEW_COLUMNS)

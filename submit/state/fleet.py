@@ -19,7 +19,7 @@ from submit.state.status import admission
 ACCELERATOR_RESOURCES = ("google.com/tpu", "nvidia.com/gpu")
 UNREACHABLE = "unreachable"
 VIEW_COLUMNS = (("CLUSTER", "cluster"), ("ROLE", "role"), ("REGION", "region"),
-                ("STATUS", "status"), ("QUEUES", "queues"), ("FLAVOR", "flavor"),
+                ("VIA", "via"), ("STATUS", "status"), ("QUEUES", "queues"), ("FLAVOR", "flavor"),
                 ("NOMINAL", "nominal"), ("USED", "used"), ("FREE", "free"),
                 ("PENDING", "pending"), ("ADMITTED", "admitted"), ("FINISHED", "finished"))
 
@@ -129,11 +129,13 @@ def states(workloads: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def view_rows(cluster: str, role: str, region: str, queues: list[str],
-              cqs: list[dict[str, Any]] | str, workloads: list[dict[str, Any]]
-              ) -> list[dict[str, Any]]:
+              cqs: list[dict[str, Any]] | str, workloads: list[dict[str, Any]],
+              via: str | None = None) -> list[dict[str, Any]]:
     """The fleet view's rows of one cluster: one per accelerator flavor (or one saying why
-    the cluster could not be read, when ``cqs`` is that message)."""
-    base: dict[str, Any] = {"cluster": cluster, "role": role, "region": region,
+    the cluster could not be read, when ``cqs`` is that message). ``via``: how the
+    manager's MultiKueue reaches a worker ("dns" or "ip"; None for the manager, or a fleet
+    deployed before it was exported)."""
+    base: dict[str, Any] = {"cluster": cluster, "role": role, "region": region, "via": via,
                             "queues": ", ".join(queues)}
     if isinstance(cqs, str):
         return [{**base, "status": f"{UNREACHABLE}: {cqs}", "flavor": None, "nominal": None,
