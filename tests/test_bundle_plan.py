@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from infra.contract.outputs import SlicePoolInfo
-from submit.bundle import plan
+from submit.bundle import files, plan
 from submit.bundle.plan import BundleError, Platform
 
 
@@ -71,7 +71,7 @@ def test_accelstackignore_wins_over_dockerignore(tmp_path: Path) -> None:
 ])
 def test_dockerignore_semantics(tmp_path: Path, pattern: str, ignored: list[str],
                                 kept: list[str]) -> None:
-    rules = plan._DockerIgnore(pattern.splitlines())
+    rules = files._DockerIgnore(pattern.splitlines())
     for rel in ignored:
         assert rules.ignored(rel), (pattern, rel)
     for rel in kept:
