@@ -298,13 +298,16 @@ class Runner:
         self.phase = "teardown"
         if self.stack is None:
             return True  # nothing was created
-        if self.plan.on_cluster is not None:
+        if self.plan.on_cluster is not None and not self.stopped:
             # Every JobSet queued to the pools stack goes first, this run's and any other
             # (partly submitted, held, a crashed run's): the host outlives the run, and its
             # ClusterQueue cannot go while they hold quota (submit/ephemeral/pools_work.py).
             from submit.ephemeral.pools_work import clear
 
-            clear(self.stack, self.plan.name, self.say)
+            try:
+                clear(self.stack, self.plan.name, self.say)
+            except Interrupted:  # a second signal: stop now, the stack stays up
+                return False
             self.say(f"pulumi destroy: the pools of stack {self.plan.name}; the cluster of "
                      f"{self.plan.on_cluster} stays")
         else:
