@@ -4,11 +4,14 @@ fake API server, and a stand-in for the cluster's controllers that finishes the 
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from conftest import ROOT
 from fake_apiserver import FakeApiServer
@@ -69,3 +72,33 @@ def tags(fake: FakeAutoPulumi, name: str) -> dict[str, Any]:
     assert data is not None
     tags_: dict[str, Any] = data["tags"]
     return tags_
+
+
+class Run:
+    """`submit run ...` in a process of its own, its stderr collected as it comes."""
+
+    def __init__(self, argv: list[str]) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from submit.cli.app import main; main()", *argv],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.err: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.err.append(line)
+
+    def until(self, ready: Callable[[], bool], timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("never ready:\n" + "".join(self.err))
+            time.sleep(0.05)
+
+    def finish(self, timeout: float = 120) -> tuple[int, str]:
+        code = self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=10)
+        return code, "".join(self.err)

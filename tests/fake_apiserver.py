@@ -55,6 +55,8 @@ class Fault:
     delay: float = 0.0
     reason: str = "InternalError"
     retry_after: str | None = None  # the Retry-After header of the answer
+    only: str | None = None  # "METHOD /path": only such a request gets it; others pass by
+    skip: int = 0  # the first ``skip`` requests it would hit pass by
 
 
 @dataclass
@@ -87,6 +89,10 @@ def _matches(labels: dict[str, str], selector: str | None) -> bool:
     if not selector:
         return True
     for term in selector.split(","):
+        if term.startswith("!"):  # set-based "!KEY": no label KEY
+            if term[1:] in labels:
+                return False
+            continue
         key, _, value = term.partition("=")
         if labels.get(key) != value:
             return False
@@ -148,8 +154,13 @@ class _Handler(BaseHTTPRequestHandler):
         st.requests.append(Request(method, url.path, query, dict(self.headers), body))
         if self.headers.get("Authorization") != f"Bearer {st.token}":
             return self._status(401, "Unauthorized", "Unauthorized")
-        if st.faults:
-            fault = st.faults.pop(0)
+        fault = next((f for f in st.faults
+                      if f.only is None or f.only == f"{method} {url.path}"), None)
+        if fault is not None and fault.skip:
+            fault.skip -= 1
+            fault = None
+        elif fault is not None:
+            st.faults.remove(fault)
             if fault.delay:
                 time.sleep(fault.delay)
             if fault.status:

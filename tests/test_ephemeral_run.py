@@ -173,10 +173,14 @@ def test_a_backend_without_stack_tags_stops_before_anything_is_created(
         fake: FakeAutoPulumi, proj: Path) -> None:
     fake.faults(tagsUnsupported=True)
     code, err = _run(*run_argv(proj))
-    assert code == 5, err
-    assert "preparing stack train: error: stack tags not supported in diy mode" in err
+    # Refused before `up` (plan.Exit.ERROR), not an infrastructure failure: the stack the
+    # run had just made is removed again, and nothing else was made.
+    assert code == 1, err
+    assert "prepare: preparing stack train: error: stack tags not supported in diy mode" in err
     assert not any(c[0] == "up" for c in fake.commands())
+    assert ["stack", "rm", "--yes", "train"] in fake.commands()
     assert fake.cloud == [] and fake.stacks == []
+    assert err.endswith("run train: exit 1 (refused before `up`: nothing was made)\n")
 
 
 def test_a_live_run_of_the_same_name_is_never_shared(

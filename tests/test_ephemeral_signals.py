@@ -12,55 +12,19 @@ only through the runner.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 from typing import Callable
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT
-from ephemeral_env import finish, program, project, run_argv, tags
+from ephemeral_env import Run, finish, program, project, run_argv, tags
 from fake_apiserver import FakeApiServer
 from fakes.pulumi_auto import FakeAutoPulumi, install
 from submit.cli.app import main
 from submit.ephemeral import plan as pl
-
-
-class Run:
-    """`submit run ...` in a process of its own, its stderr collected as it comes."""
-
-    def __init__(self, argv: list[str]) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from submit.cli.app import main; main()", *argv],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.err: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.err.append(line)
-
-    def until(self, ready: Callable[[], bool], timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("never ready:\n" + "".join(self.err))
-            time.sleep(0.05)
-
-    def finish(self, timeout: float = 120) -> tuple[int, str]:
-        code = self.proc.wait(timeout=timeout)
-        self._reader.join(timeout=10)
-        return code, "".join(self.err)
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 """`submit run` with a pools stack file (docs/ephemeral.md, "Pools on a standing cluster"):
 through the fake `pulumi` (tests/fakes/pulumi_engine.py), whose `up` reads the host stack
 through a StackReference, and the fake API server. The work goes to the pools stack's own
-queue; the teardown deletes the work and destroys the pools stack, never the host."""
+queue; the teardown deletes the work queued to it (partly submitted and held work too, and
+nothing of another queue) and destroys the pools stack, never the host; `submit reap` does
+the same for a run that was killed."""
 
 from __future__ import annotations
 
@@ -13,13 +15,14 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT
-from ephemeral_env import WORKLOAD, finish, project
-from fake_apiserver import FakeApiServer
+from ephemeral_env import WORKLOAD, Run, finish, project
+from fake_apiserver import FakeApiServer, Fault
 from fakes import stacks
 from fakes.pulumi_auto import FakeAutoPulumi, install
 from infra.config.stack_file import load as load_stack_file
 from infra.preview import harness
 from submit.cli.app import main
+from submit.ephemeral.pools_work import queue_of
 
 HOST = "my-org/accelstack/v5e-spot"
 HOST_RESOURCES = [("gcp:container/cluster:Cluster", "v5e-spot"),
@@ -75,7 +78,8 @@ def test_a_pools_run_uses_its_own_queue_and_never_touches_the_host(
     # The work went to the pools stack's queue, in the host's namespace ...
     assert "workload train in namespace training (queue pools-burst)" in err
     # ... and was deleted before the pools stack was destroyed.
-    assert f"deleted workload train from the cluster of {HOST}" in err
+    assert ("deleted workload train (namespace training, queue pools-burst) from the cluster "
+            f"of {HOST}") in err
     assert server.state.jobsets == {}
     assert (f"pulumi destroy: the pools of stack burst; the cluster of {HOST} stays"
             in err)
@@ -103,3 +107,93 @@ def test_a_pools_run_refuses_a_cluster_setting(proj: Path) -> None:
     assert result.exit_code == 2
     assert ("accelstack:clusterName is a cluster's setting; this stack file makes pools on "
             f"the cluster of {HOST}, which `submit run` never touches") in result.stderr
+
+
+JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/training/jobsets"
+
+
+def _jobset(server: FakeApiServer, name: str, queue: str, held: bool = False) -> None:
+    """A JobSet on the host as `submit workload create` leaves it (held: --after)."""
+    meta: dict[str, object] = {"name": name, "namespace": "training"}
+    if held:
+        meta["annotations"] = {"accelstack.dev/held-queue": queue}
+    else:
+        meta["labels"] = {"kueue.x-k8s.io/queue-name": queue}
+    server.state.jobsets[("training", name)] = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta,
+        "spec": {"suspend": held}}
+
+
+def test_partly_submitted_work_is_deleted_before_the_destroy(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer, tmp_path: Path) -> None:
+    # The JobSet is created, then the cluster refuses the ConfigMap's second apply (its
+    # owner reference): `submit` fails with the JobSet on the host, holding quota.
+    config = tmp_path / "config.yaml"
+    config.write_text("lr: 0.1\n")
+    server.state.faults.append(Fault(
+        403, "configmaps is forbidden", reason="Forbidden", skip=1,
+        only="PATCH /api/v1/namespaces/training/configmaps/train-config"))
+    result = CliRunner().invoke(main, ["run", "v5e-extra", "--project-dir", str(proj),
+                                       "--name", "burst", "--interval", "1s", *WORKLOAD,
+                                       "--config-file", str(config)])
+    err = result.stderr
+    assert result.exit_code == 5, err
+    assert "submit: submitting the work: apply ConfigMap training/train-config: forbidden" in err
+    assert server.state.jobsets == {}
+    assert ("deleted workload train (namespace training, queue pools-burst) from the cluster "
+            f"of {HOST}") in err
+    assert fake.stacks == ["v5e-spot"]
+
+
+def test_a_jobset_already_gone_counts_as_deleted(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
+    finish(server, "Completed")
+    server.state.faults.append(Fault(
+        404, 'jobsets.jobset.x-k8s.io "train" not found', reason="NotFound",
+        only=f"DELETE {JOBSETS}/train"))
+    result = CliRunner().invoke(main, ["run", "v5e-extra", "--project-dir", str(proj),
+                                       "--name", "burst", "--interval", "1s", *WORKLOAD])
+    err = result.stderr
+    assert result.exit_code == 0, err
+    assert "could not" not in err
+    assert ("deleted workload train (namespace training, queue pools-burst) from the cluster "
+            f"of {HOST}") in err
+    assert not server.state.faults  # the DELETE did get its 404
+
+
+def test_reap_of_a_killed_pools_run_deletes_the_work_of_its_queue_before_the_destroy(
+        fake: FakeAutoPulumi, proj: Path, server: FakeApiServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Beside the run's work, in the same namespace: a held JobSet of the pools queue, and
+    # work of the host's own queue (labelled and held), which must stay.
+    _jobset(server, "later", "pools-burst", held=True)
+    _jobset(server, "host-job", "main")
+    _jobset(server, "host-held", "main", held=True)
+    run = Run(["run", "v5e-extra", "--project-dir", str(proj), "--name", "burst",
+               "--interval", "1s", *WORKLOAD])
+    run.until(lambda: ("training", "train") in server.state.jobsets)
+    run.until(lambda: any(" wait: train: " in ln for ln in run.err))
+    run.proc.kill()
+    run.finish()
+    assert fake.stacks == ["burst", "v5e-spot"]
+    monkeypatch.chdir(proj)
+    reaped = CliRunner().invoke(main, ["reap", "burst"])
+    err = reaped.stderr
+    assert reaped.exit_code == 0, reaped.output
+    deleted = [ln for ln in err.splitlines() if ln.startswith("deleted workload ")]
+    assert deleted == [f"deleted workload {n} (namespace training, queue pools-burst) from "
+                       f"the cluster of {HOST}" for n in ("later", "train")]
+    # ... before the destroy, which removes the pools stack and leaves the host alone.
+    assert err.index("deleted workload train") < err.index("stack burst removed")
+    assert sorted(server.state.jobsets) == [("training", "host-held"),
+                                            ("training", "host-job")]
+    assert fake.stacks == ["v5e-spot"]
+    assert fake.cloud == sorted(f"urn:pulumi:v5e-spot::accelstack::{t}::{n}"
+                                for t, n in HOST_RESOURCES)
+
+
+def test_queue_of_a_jobset_is_its_label_or_a_held_one_s_annotation() -> None:
+    labelled = {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "pools-a"}}}
+    held = {"metadata": {"annotations": {"accelstack.dev/held-queue": "pools-a"}}}
+    assert queue_of(labelled) == queue_of(held) == "pools-a"
+    assert queue_of({"metadata": {"name": "x"}}) is None

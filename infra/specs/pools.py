@@ -19,7 +19,8 @@ semantics": "A ClusterQueue can only borrow quota for flavors that the ClusterQu
 defines"), and no queue lists another stack's flavors. Deleting a ClusterQueue waits
 while Workloads it admitted hold quota (its finalizer kueue.x-k8s.io/resource-in-use:
 site/content/en/docs/tasks/troubleshooting/troubleshooting_delete_clusterqueue.md), so
-`submit run` deletes its own work on a pools stack before it destroys the stack.
+`submit run` and `submit reap` delete the work queued to a pools stack before they destroy
+it (submit/ephemeral/pools_work.py).
 Must not import pulumi.
 """
 

@@ -28,9 +28,10 @@ from submit.ephemeral import plan as pl
 
 _NOT_FOR_RUN = ("dry_run", "fmt", "export_file", "replace", "after")
 _MEANING = {
-    pl.Exit.OK: "the work succeeded", pl.Exit.WORK_FAILED: "the work failed",
-    pl.Exit.TIMEOUT: "--timeout passed first", pl.Exit.INFRA_FAILED:
-    "the infrastructure failed", pl.Exit.TEARDOWN_FAILED: "resources may still be up",
+    pl.Exit.OK: "the work succeeded", pl.Exit.ERROR: "refused before `up`: nothing was made",
+    pl.Exit.WORK_FAILED: "the work failed", pl.Exit.TIMEOUT: "--timeout passed first",
+    pl.Exit.INFRA_FAILED: "the infrastructure failed",
+    pl.Exit.TEARDOWN_FAILED: "resources may still be up",
     pl.Exit.INTERRUPTED: "interrupted", pl.Exit.TERMINATED: "terminated"}
 
 
@@ -247,8 +248,8 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
 
     Exit codes: 0 the work succeeded, 3 it failed, 4 --timeout passed, 5 the
     infrastructure failed, 6 the teardown did not finish (the command to finish it is
-    printed), 130/143 interrupted (torn down); 1 and 2 as for every command, with nothing
-    created.
+    printed), 130/143 interrupted (torn down); 1 (refused, the backend included) and 2 as
+    for every command, with nothing created.
     """
     from submit.ephemeral.runner import InUse, Runner
 

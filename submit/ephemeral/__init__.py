@@ -4,9 +4,10 @@ plan.py is pure (names, tags, config, exit codes, what a reaper takes) and event
 Pulumi's engine events into progress, also pure; pulumi_process.py is the one place that
 starts the `pulumi` process for the Automation API; runner.py carries a plan out (the
 Automation API on this project's own program, the work through submit.api, signals);
-teardown.py destroys and removes one stack; reaper.py finds expired ephemeral stacks.
-The Automation API is imported only by runner, teardown, reaper and pulumi_process, and only
-when they run (`submit --help` never loads pulumi).
+teardown.py destroys and removes one stack; reaper.py finds expired ephemeral stacks;
+pools_work.py deletes the work queued to a pools stack before either destroys it.
+The Automation API is imported only by runner, teardown, reaper, pools_work and
+pulumi_process, and only when they run (`submit --help` never loads pulumi).
 
 May import: submit.ephemeral, submit.api, submit.cluster, submit.render.spec, infra.record, infra.lazy_re,
     submit.experiment, infra.contract, infra.config.stack_file, infra.config.errors

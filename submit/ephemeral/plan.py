@@ -30,7 +30,9 @@ class Exit(IntEnum):
     since it is the one that costs money."""
 
     OK = 0  # the work succeeded (torn down, or kept with --keep)
-    ERROR = 1  # refused before creating anything (a stack in use, no pulumi, a backend error)
+    # Refused before creating anything: a stack in use, no pulumi, a backend error (one that
+    # refuses to prepare the stack before `up`, too: the stack it made is removed again).
+    ERROR = 1
     USAGE = 2  # a bad option or file, found before anything runs
     WORK_FAILED = 3  # the workload failed; torn down
     TIMEOUT = 4  # --timeout passed before the workload finished; torn down
@@ -292,7 +294,8 @@ class Outcome:
 
     work_state: str | None = None  # Completed / Failed, None: never finished
     timed_out: bool = False
-    infra_error: str | None = None
+    infra_error: str | None = None  # from `up` on
+    prepare_error: str | None = None  # before `up`: the backend refused the stack
     signal: str | None = None  # "SIGINT" / "SIGTERM"
     torn_down: bool = False
     kept: bool = False
@@ -305,6 +308,8 @@ def exit_code(outcome: Outcome) -> Exit:
         return Exit.INTERRUPTED
     if outcome.signal == "SIGTERM":
         return Exit.TERMINATED
+    if outcome.prepare_error is not None:
+        return Exit.ERROR
     if outcome.infra_error is not None:
         return Exit.INFRA_FAILED
     if outcome.timed_out:

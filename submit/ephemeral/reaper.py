@@ -4,7 +4,9 @@ A run that was killed (or whose machine died) cannot take its stack down; its st
 its expiry in its tags (submit/ephemeral/plan.py), and this lists the project's stacks in
 the backend (`pulumi stack ls --json`, then each one's `pulumi stack tag ls --json`) and
 takes down those whose expiry has passed, or those named, with the same destroy-and-remove
-as a run's own teardown. Stacks without the ephemeral tag are never touched.
+as a run's own teardown. Stacks without the ephemeral tag are never touched. A pools stack's
+queued work is deleted from its host first, as a run's teardown does (pools_work.py): the
+reaper finds the host and the queue in the stack's own outputs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from infra.record import record
 from submit.ephemeral import plan as pl
+from submit.ephemeral.pools_work import clear
 from submit.ephemeral.teardown import last_line, take_down
 
 
@@ -70,6 +73,8 @@ def reap(project_dir: str, command: Any, chosen: Sequence[pl.Reapable],
             except CommandError as e:
                 done.append(Reaped(item.name, False, f"pulumi cancel: {last_line(e)}"))
                 continue
+        # A pools stack's queued work goes first, or its ClusterQueue cannot (pools_work.py).
+        clear(stack, item.name, say)
         ok, note = take_down(stack, item.name, say, sleep, stopped)
         done.append(Reaped(item.name, ok, note))
     return done

@@ -69,8 +69,6 @@ class Runner:
         self.command: Any = None
         self.stack: Any = None
         self._tally: Tally | None = None
-        self._cluster: Any = None  # set once work was submitted
-        self._submitted: list[Any] = []
         self._tally_lock = threading.Lock()
 
     # -- signals -----------------------------------------------------------------------
@@ -140,6 +138,10 @@ class Runner:
             outcome = replace(outcome, signal=self.signals[0])
         except InUse:
             raise
+        except _PrepareFailure as e:
+            self.say(str(e))
+            outcome = replace(outcome, prepare_error=str(e),
+                              signal=self.signals[0] if self.signals else None)
         except _InfraFailure as e:
             self.say(str(e))
             outcome = replace(outcome, infra_error=str(e),
@@ -196,7 +198,7 @@ class Runner:
             self.say(f"stack {self.plan.name}: expires {pl.stack_tags(self.plan, run_id)[pl.TAG_EXPIRES]}"
                      f" (tags {pl.TAG_EXPIRES}, {pl.TAG_OWNER})")
         except CommandError as e:
-            raise _InfraFailure(f"preparing stack {self.plan.name}: {last_line(e)}") from None
+            raise _PrepareFailure(f"preparing stack {self.plan.name}: {last_line(e)}") from None
 
     def _holder_alive(self, held: pl.Holder, tags: dict[str, str]) -> bool:
         if held.host == self.host and held.pid == self.pid:
@@ -237,13 +239,11 @@ class Runner:
             workloads = self.work.render(outputs)
             cluster = api.connect(outputs)
             submitted = []
-            self._cluster = cluster
             for objs in workloads:
                 done = api.submit(cluster, objs)
                 self.say(f"workload {done.name} in namespace {done.namespace} "
                          f"(queue {done.queue})")
                 submitted.append(done)
-                self._submitted.append(done)
             return cluster, submitted
         except api.ClusterError as e:
             raise _InfraFailure(f"submitting the work: {e.message}") from None
@@ -294,26 +294,20 @@ class Runner:
         except (OSError, KubeError) as e:
             self.say(f"could not save the logs: {e}")
 
-    def _delete_work(self) -> None:
-        """Pools on a standing cluster: the work is deleted before the stack goes. The host
-        outlives the run, so nothing else would delete it, and Kueue keeps a ClusterQueue
-        while Workloads it admitted hold quota (infra/specs/pools.py)."""
-        from submit.cluster.kube import KubeError
-
-        for done in self._submitted:
-            try:
-                self._cluster.delete_jobset(done.namespace, done.name)
-                self.say(f"deleted workload {done.name} from the cluster of "
-                         f"{self.plan.on_cluster}")
-            except KubeError as e:
-                self.say(f"could not delete workload {done.name}: {e}")
-
     def _teardown(self) -> bool:
         self.phase = "teardown"
         if self.stack is None:
             return True  # nothing was created
-        if self.plan.on_cluster is not None:
-            self._delete_work()
+        if self.plan.on_cluster is not None and not self.stopped:
+            # Every JobSet queued to the pools stack goes first, this run's and any other
+            # (partly submitted, held, a crashed run's): the host outlives the run, and its
+            # ClusterQueue cannot go while they hold quota (submit/ephemeral/pools_work.py).
+            from submit.ephemeral.pools_work import clear
+
+            try:
+                clear(self.stack, self.plan.name, self.say)
+            except Interrupted:  # a second signal: stop now, the stack stays up
+                return False
             self.say(f"pulumi destroy: the pools of stack {self.plan.name}; the cluster of "
                      f"{self.plan.on_cluster} stays")
         else:
@@ -330,3 +324,8 @@ class Runner:
 
 class _InfraFailure(Exception):
     pass
+
+
+class _PrepareFailure(Exception):
+    """The backend refused the stack before `up` (select/init, tags, config): nothing but
+    the stack itself was made, so the run exits as refused (plan.Exit.ERROR)."""
