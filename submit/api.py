@@ -255,34 +255,49 @@ def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool,
             cd_name = cd["metadata"]["name"]
             _call(lambda: cluster.delete_compute_domain(ns, cd_name))
     applied_owned: list[tuple[str, str]] = []
+    created: str | None = None  # the JobSet, once the cluster took it
     for obj in objs:
         try:
             applied = _call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
+            if obj["kind"] in OWNED_KINDS:
+                applied_owned.append((obj["kind"], obj["metadata"]["name"]))
+            if obj["kind"] == "JobSet":
+                created = name
+                uid = (applied.get("metadata") or {}).get("uid")
+                for cm in (o for o in objs if o["kind"] in OWNED_KINDS):
+                    # The ConfigMap (and an A4X ComputeDomain) go when the JobSet goes.
+                    owned = json.loads(json.dumps(cm))
+                    owned["metadata"]["ownerReferences"] = [{
+                        "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,
+                        "uid": uid, "blockOwnerDeletion": False}]
+                    _call(lambda owned=owned: cluster.apply(owned))  # type: ignore[misc]
         except ClusterError:
-            for kind, owned in applied_owned:
-                delete = (cluster.delete_config_map if kind == "ConfigMap"
-                          else cluster.delete_compute_domain)
-                try:
-                    _call(lambda d=delete, o=owned: d(ns, o))  # type: ignore[misc]
-                except ClusterError:
-                    pass  # the JobSet's error is the one to report
+            # Nothing half-applied: a refused JobSet, or one whose ConfigMap could not be
+            # given its owner, takes back what this call made.
+            _take_back(cluster, ns, applied_owned, created)
             raise
-        if obj["kind"] in OWNED_KINDS:
-            applied_owned.append((obj["kind"], obj["metadata"]["name"]))
-        if obj["kind"] == "JobSet":
-            uid = (applied.get("metadata") or {}).get("uid")
-            for cm in (o for o in objs if o["kind"] in OWNED_KINDS):
-                # The ConfigMap (and an A4X ComputeDomain) go when the JobSet goes.
-                owned = json.loads(json.dumps(cm))
-                owned["metadata"]["ownerReferences"] = [{
-                    "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,
-                    "uid": uid, "blockOwnerDeletion": False}]
-                _call(lambda owned=owned: cluster.apply(owned))  # type: ignore[misc]
     labels = js["metadata"].get("labels") or {}
     annotations = js["metadata"].get("annotations") or {}
     held = HELD_QUEUE in annotations
     return Submitted(name, ns, annotations[HELD_QUEUE] if held else labels.get(QUEUE_LABEL),
                      held)
+
+
+def _take_back(cluster: Any, ns: str, owned: list[tuple[str, str]], jobset: str | None
+               ) -> None:
+    """Delete what a failed submit applied (the JobSet, when it was created), quietly: the
+    error that stopped the submit is the one to report."""
+    deletes: list[Callable[[], Any]] = []
+    if jobset is not None:
+        deletes.append(lambda: cluster.delete_jobset(ns, jobset))
+    for kind, name in owned:
+        delete = cluster.delete_config_map if kind == "ConfigMap" else cluster.delete_compute_domain
+        deletes.append(lambda d=delete, n=name: d(ns, n))  # type: ignore[misc]
+    for fn in deletes:
+        try:
+            _call(fn)
+        except ClusterError:
+            pass
 
 
 def status_of(js: dict[str, Any], kueue: list[dict[str, Any]]) -> Status:

@@ -1306,6 +1306,22 @@ def test_a_refused_jobset_leaves_no_config_map(tmp_path: Path, outputs: Path,
     assert server.state.configmaps == {} and server.state.jobsets == {}
 
 
+def test_a_config_map_that_cannot_get_its_owner_takes_the_jobset_back(
+        tmp_path: Path, outputs: Path, server: FakeApiServer) -> None:
+    """The JobSet was created, but its ConfigMap could not be made its own: the submit
+    deletes both rather than leave a ConfigMap nothing would ever collect."""
+    cfg = tmp_path / "train.yaml"
+    cfg.write_text("lr: 0.1\n")
+    server.state.faults = [Fault(status=403, message="no", reason="Forbidden",
+                                 only=f"PATCH {CONFIGMAPS}/w1-config", skip=1)]
+    result = run(outputs, *CREATE, "--config-file", str(cfg))
+    assert result.exit_code == 1, result.output
+    assert calls(server) == [("GET", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config"),
+                             ("PATCH", f"{JOBSETS}/w1"), ("PATCH", f"{CONFIGMAPS}/w1-config"),
+                             ("DELETE", f"{JOBSETS}/w1"), ("DELETE", f"{CONFIGMAPS}/w1-config")]
+    assert server.state.configmaps == {} and server.state.jobsets == {}
+
+
 # -- defaults ------------------------------------------------------------------------------
 
 def test_help_states_every_default() -> None:
