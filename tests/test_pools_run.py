@@ -127,12 +127,14 @@ def _jobset(server: FakeApiServer, name: str, queue: str, held: bool = False) ->
 def test_partly_submitted_work_is_deleted_before_the_destroy(
         fake: FakeAutoPulumi, proj: Path, server: FakeApiServer, tmp_path: Path) -> None:
     # The JobSet is created, then the cluster refuses the ConfigMap's second apply (its
-    # owner reference): `submit` fails with the JobSet on the host, holding quota.
+    # owner reference), and then the submit's own take-back of the JobSet: `submit` fails
+    # with the JobSet on the host, holding quota.
     config = tmp_path / "config.yaml"
     config.write_text("lr: 0.1\n")
-    server.state.faults.append(Fault(
-        403, "configmaps is forbidden", reason="Forbidden", skip=1,
-        only="PATCH /api/v1/namespaces/training/configmaps/train-config"))
+    server.state.faults += [
+        Fault(403, "configmaps is forbidden", reason="Forbidden", skip=1,
+              only="PATCH /api/v1/namespaces/training/configmaps/train-config"),
+        Fault(403, "jobsets is forbidden", reason="Forbidden", only=f"DELETE {JOBSETS}/train")]
     result = CliRunner().invoke(main, ["run", "v5e-extra", "--project-dir", str(proj),
                                        "--name", "burst", "--interval", "1s", *WORKLOAD,
                                        "--config-file", str(config)])
