@@ -16,7 +16,6 @@ from infra.catalog import pod_resources
 from infra.catalog import tables as catalog
 from infra.catalog.labels import ARCH_LABEL, ARM64
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
-from submit.render import mounts as mounts_mod
 from submit.render.spec import (
     CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
     DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
@@ -24,6 +23,7 @@ from submit.render.spec import (
     parse_exit_codes, parse_secret_env, parse_ttl, read_config_file)
 
 if TYPE_CHECKING:
+    from submit.render import mounts as mounts_mod
     from submit.render.pathways_options import PathwaysSpec
 
 
@@ -253,6 +253,10 @@ def _env(env: Sequence[str], env_file: str | None, secret_env: Sequence[str]
 
 def _mounts(mount: Sequence[str], outputs: StackOutputs, ns: str, chosen: SlicePoolInfo,
             replicas: int, node_version: str | None) -> tuple[mounts_mod.Mount, ...]:
+    if not mount:
+        return ()
+    from submit.render import mounts as mounts_mod  # late: --mount only
+
     try:
         return mounts_mod.parse(
             mount, outputs.storage, ns, reserved=("/dev/shm", CONFIG_MOUNT),

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 from infra.catalog import pod_resources
-from submit.render import mounts
 from submit.render import placement
 from submit.render.spec import CONFIG_MOUNT, EnvVar, WorkloadSpec
 
@@ -251,7 +250,14 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
         from submit.render import dranet
 
         dranet.decorate(spec, pod)
-    mounts.decorate(pod, pod_meta, spec.mounts, spec.service_account, spec.pool.local_ssd_gib)
+    if spec.mounts:  # late: workloads with --mount only
+        from submit.render import mounts
+
+        mounts.decorate(pod, pod_meta, spec.mounts, spec.service_account,
+                        spec.pool.local_ssd_gib)
+    elif spec.service_account:
+        # The namespace's job account, stores or not (mounts.decorate sets it with them).
+        pod["serviceAccountName"] = spec.service_account
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}

@@ -19,9 +19,9 @@ from infra.contract.images import image_problem
 from infra.lazy_re import LazyPattern, later
 from infra.record import field, record
 from submit.render import envfile
-from submit.render import mounts as mounts_mod
 
 if TYPE_CHECKING:
+    from submit.render import mounts as mounts_mod
     from submit.render.pathways_options import PathwaysSpec
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
