@@ -38,12 +38,9 @@ from submit.render.jobset import render as _render
 from submit.render.spec import SpecError as BadInput
 from submit.render.spec import WorkloadSpec
 from submit.cluster.stack_outputs import read
-from submit.image_pins import RESOLVE_IMAGE_ENV as RESOLVE_IMAGE_ENV
-from submit.image_pins import pin_image as pin_image
-from submit.image_pins import resolve_by_default
 
 __all__ = ["BadInput", "ClusterError", "Workload", "Session", "Submitted", "Status",
-           "load_outputs", "connect", "submit", "status", "wait", "hold", "release", "pin_image",
+           "load_outputs", "connect", "submit", "status", "wait", "hold", "release",
            "OWNED_KINDS", "QUEUE_LABEL", "AFTER", "HELD_QUEUE"]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -404,8 +401,12 @@ class Session:
         no or off)."""
         objs = self.render(workload) if isinstance(workload, Workload) else workload
         if resolve_image is None:
+            from submit.image_pins import resolve_by_default  # late: a real submit only
+
             resolve_image = resolve_by_default()
         if resolve_image and isinstance(workload, Workload) and workload.image:
+            from submit.image_pins import pin_image
+
             objs = pin_image(objs, workload.image, self._pins)
         if after is not None:
             objs = hold(objs, after)

@@ -205,11 +205,11 @@ def test_a_session_runs_one_digest_per_tag_even_when_the_tag_moves(
 def test_the_api_follows_the_cli_s_environment_switch(
         tmp_path: Path, server: FakeApiServer, registry: RegistryServer,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from submit import api
+    from submit import api, image_pins
     from submit.cli import image_pin
 
-    assert api.RESOLVE_IMAGE_ENV == image_pin.ENV
-    monkeypatch.setenv(api.RESOLVE_IMAGE_ENV, "off")
+    assert image_pins.RESOLVE_IMAGE_ENV == image_pin.ENV
+    monkeypatch.setenv(image_pins.RESOLVE_IMAGE_ENV, "off")
     outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot", server.kubeconfig())
     image = f"{registry.host}/base/python:3.11"
     api.Session(outputs_file=str(outputs)).submit(

@@ -30,6 +30,7 @@ NOT_ON_THE_PATH = {
     "difflib": "a mistyped name's suggestion",
     "encodings.utf_8_sig": "nothing: stack_outputs drops a BOM itself",
     "pulumi": "the infra program only",
+    "submit.image_pins": "the Python API's real submit",
     "submit.render.mounts": "--mount",
     "submit.render.gpu_net": "GPU pools",
     "submit.render.dranet": "pools that run DRANET",

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import click
 
-ENV = "ACCELSTACK_RESOLVE_IMAGE"  # submit.api.RESOLVE_IMAGE_ENV: the Python API reads it too
+ENV = "ACCELSTACK_RESOLVE_IMAGE"  # submit.image_pins.RESOLVE_IMAGE_ENV: the Python API reads it too
 
 resolve_image_option = click.option(
     "--resolve-image/--no-resolve-image", "resolve_image", default=True, envvar=ENV,
