@@ -16,13 +16,13 @@ before it leaves this module (a proxy or webhook may echo a request's headers).
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import shutil
 from typing import Any, Callable, Iterator, TypeVar
 
 import yaml
+
+from submit.cluster.redact import BEARER, REDACTED, credentials, server_message, yaml_problem
 
 FIELD_MANAGER = "accelstack-submit"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
@@ -44,11 +44,6 @@ BACKOFF_MAX = 10.0
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
 T = TypeVar("T")
-_BEARER = re.compile(r"(?i)(bearer|basic)\s+[-A-Za-z0-9._~+/=]+")
-_CREDENTIAL_KEYS = ("token", "password", "client-key-data", "client-certificate-data",
-                    "id-token", "refresh-token", "access-token", "client-secret")
-_NOT_CREDENTIALS = ("name", "command", "apiVersion", "installHint", "interactiveMode")
-REDACTED = "[redacted]"
 
 
 class KubeError(Exception):
@@ -61,33 +56,6 @@ class NotFound(KubeError):
     pass
 
 
-def _server_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if body:
-        try:
-            data = json.loads(body)
-            if isinstance(data, dict) and data.get("message"):
-                return str(data["message"])
-        except (ValueError, TypeError):
-            pass
-    return str(getattr(exc, "reason", "") or exc)
-
-
-def _credentials(node: Any, key: str = "", in_users: bool = False) -> list[str]:
-    """Every value in a kubeconfig that must never be shown: under ``users`` all but names
-    and the exec plugin's command, and any credential key (or ``*-data``) wherever it is."""
-    if isinstance(node, dict):
-        return [s for k, v in node.items()
-                for s in _credentials(v, str(k), in_users or k == "users")]
-    if isinstance(node, list):
-        return [s for v in node for s in _credentials(v, key, in_users)]
-    if isinstance(node, str) and len(node) >= 4 and (
-            in_users and key not in _NOT_CREDENTIALS
-            or key in _CREDENTIAL_KEYS or key.endswith("-data")):
-        return [node]
-    return []
-
-
 class _Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -95,15 +63,6 @@ class _Collect(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    """Where a YAML error is, without the snippet of text PyYAML quotes."""
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None) or e.__class__.__name__
-    if mark is not None:
-        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    return str(problem)
 
 
 def _retry_policy(retries: int, backoff: float) -> Any:
@@ -138,13 +97,13 @@ class Cluster:
         try:
             config = yaml.safe_load(kubeconfig)
         except yaml.YAMLError as e:
-            raise KubeError(f"the stack's kubeconfig is not YAML ({_yaml_problem(e)}; its "
+            raise KubeError(f"the stack's kubeconfig is not YAML ({yaml_problem(e)}; its "
                             "content is not shown: it holds credentials)") from None
         if not isinstance(config, dict) or not config.get("clusters"):
             raise KubeError("the stack's outputs hold no usable kubeconfig (an offline preview "
                             "has none: run `pulumi up` first, then read the stack's outputs)")
         # Longest first, so a secret containing another is scrubbed whole.
-        self._secrets = sorted(set(_credentials(config)), key=len, reverse=True)
+        self._secrets = sorted(set(credentials(config)), key=len, reverse=True)
         users = config.get("users")
         for user in users if isinstance(users, list) else []:
             spec = user.get("user") if isinstance(user, dict) else None
@@ -189,7 +148,7 @@ class Cluster:
         """``message`` without the kubeconfig's credentials or any bearer token."""
         for secret in self._secrets:
             message = message.replace(secret, REDACTED)
-        return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", message)
+        return BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", message)
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """``fn``'s answer, or the KubeError saying why not: urllib3 has already retried
@@ -200,7 +159,7 @@ class Cluster:
         try:
             return fn()
         except ApiException as e:
-            raise self._error(what, e.status or 0, self.scrub(_server_message(e))) from None
+            raise self._error(what, e.status or 0, self.scrub(server_message(e))) from None
         except (HTTPError, OSError) as e:
             cause = e.reason if isinstance(e, MaxRetryError) and e.reason else e
             why = ("timed out after " f"{self.timeout:g}s" if "timed out" in str(cause).lower()
