@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import time
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping
+from typing import Any, Callable, Collection, Mapping, TypeVar
 
 import pulumi
 import yaml
@@ -39,6 +39,8 @@ from infra.specs.network import group_for, gpu_network_groups
 from infra.config.secrets import hide
 from infra.config.stack_file import NAMESPACE, StackFileError
 from infra.config.stack_file import load as load_stack_file
+
+T = TypeVar("T")
 
 
 class StackConfigError(pulumi.RunError):
@@ -172,14 +174,19 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     return {contract.OUTPUT_NAME: exported}
 
 
+def _parsed(parse: Callable[[Mapping[str, Any], str], T], raw: Mapping[str, Any], stack: str,
+            locate: Callable[[str], str] | None) -> T:
+    try:
+        return parse(raw, stack)
+    except ConfigError as e:
+        raise _config_error(e.problems, locate) from None
+
+
 def load_fleet_config(raw: Mapping[str, Any], stack: str,
                       locate: Callable[[str], str] | None = None) -> fleet_config.FleetConfig:
     """Parse a fleet stack's config (``accelstack:fleet``); StackConfigError as for a
     cluster stack."""
-    try:
-        return fleet_config.parse_fleet(raw, stack)
-    except ConfigError as e:
-        raise _config_error(e.problems, locate) from None
+    return _parsed(fleet_config.parse_fleet, raw, stack, locate)
 
 
 # The fleet's outputs: plain fields stay plain; the contracts it read (each holding a
@@ -211,10 +218,7 @@ def load_pools_config(raw: Mapping[str, Any], stack: str,
                       locate: Callable[[str], str] | None = None) -> pools_config.PoolsConfig:
     """Parse a pools stack's config (``accelstack:onCluster``); StackConfigError as for a
     cluster stack."""
-    try:
-        return pools_config.parse_pools(raw, stack)
-    except ConfigError as e:
-        raise _config_error(e.problems, locate) from None
+    return _parsed(pools_config.parse_pools, raw, stack, locate)
 
 
 def _pools_contract(plan: Any) -> dict[str, Any]:

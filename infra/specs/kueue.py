@@ -97,6 +97,20 @@ def _uses_tas(cfg: StackConfig, pool: SlicePool) -> bool:
     return tas.uses_tas(cfg, pool)
 
 
+def resource_flavor(f: Flavor, topology: bool = True) -> dict[str, Any]:
+    """The ResourceFlavor of ``f``: its nodes' labels, taints and tolerations, and its TAS
+    topology unless ``topology`` is False."""
+    spec: dict[str, Any] = {"nodeLabels": dict(f.node_labels)}
+    if f.node_taints:
+        spec["nodeTaints"] = [dict(t) for t in f.node_taints]
+    if f.tolerations:
+        spec["tolerations"] = [dict(t) for t in f.tolerations]
+    if f.topology and topology:
+        spec["topologyName"] = f.topology
+    return {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": f.name},
+            "spec": spec}
+
+
 def flavors(cfg: StackConfig) -> list[Flavor]:
     """The flavors, in declaration order; pools of the same slice type share one."""
     out: dict[str, Flavor] = {}
@@ -285,16 +299,7 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
     if any(f.topology for f in flavor_list):
         objs.append({"apiVersion": API, "kind": "Topology", "metadata": {"name": TAS_TOPOLOGY},
                      "spec": {"levels": [{"nodeLabel": label} for label in TAS_LEVELS]}})
-    for f in flavor_list:
-        spec: dict[str, Any] = {"nodeLabels": dict(f.node_labels)}
-        if f.node_taints:
-            spec["nodeTaints"] = [dict(t) for t in f.node_taints]
-        if f.tolerations:
-            spec["tolerations"] = [dict(t) for t in f.tolerations]
-        if f.topology:
-            spec["topologyName"] = f.topology
-        objs.append({"apiVersion": API, "kind": "ResourceFlavor",
-                     "metadata": {"name": f.name}, "spec": spec})
+    objs += [resource_flavor(f) for f in flavor_list]
     for check, (config, seconds, members) in _queued_checks(flavor_list).items():
         prc: dict[str, Any] = {
             "provisioningClassName": QUEUED_CLASS,
