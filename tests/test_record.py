@@ -313,3 +313,27 @@ def test_initvar_and_kw_only_are_refused_not_made_fields(annotation: str) -> Non
         record(type("Pseudo", (), {"__annotations__": {"a": "int", "b": annotation}}))
     with pytest.raises(TypeError, match="InitVar or KW_ONLY"):
         record(type("Pseudo", (), {"__annotations__": {"a": dataclasses.InitVar[int]}}))
+
+
+def test_a_record_never_equals_one_of_a_subclass() -> None:
+    def body(decorate: Callable[[type], type]) -> tuple[type, type]:
+        base = decorate(type("Base", (), {"__annotations__": {"a": "int"}}))
+        return base, decorate(type("Child", (base,), {}))
+
+    (mine, mine_child), (ref, ref_child) = body(record), body(dataclasses.dataclass(frozen=True))
+    for base, child in ((mine, mine_child), (ref, ref_child)):
+        assert base(1) != child(1) and child(1) != base(1)
+        assert base(1).__eq__(child(1)) is NotImplemented
+
+
+def test_a_field_declared_again_keeps_its_place() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        base = decorate(type("Base", (), {"__annotations__": {"a": "int", "b": "int"},
+                                          "b": 1}))
+        return decorate(type("Child", (base,), {"__annotations__": {"c": "int", "a": "int"},
+                                                "c": 2, "a": 5}))
+
+    mine, ref = _pair(body)
+    assert repr(mine()) == repr(ref()) == "Child(a=5, b=1, c=2)"
+    assert mine.__match_args__ == ref.__match_args__ == ("a", "b", "c")
+    assert mine(7, 8, 9) == mine(a=7, b=8, c=9)
