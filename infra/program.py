@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import time
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping
+from typing import Any, Callable, Collection, Mapping, TypeVar
 
 import pulumi
 import yaml
@@ -39,6 +39,8 @@ from infra.specs.network import group_for, gpu_network_groups
 from infra.config.secrets import hide
 from infra.config.stack_file import NAMESPACE, StackFileError
 from infra.config.stack_file import load as load_stack_file
+
+P = TypeVar("P")
 
 
 class StackConfigError(pulumi.RunError):
@@ -176,10 +178,7 @@ def load_fleet_config(raw: Mapping[str, Any], stack: str,
                       locate: Callable[[str], str] | None = None) -> fleet_config.FleetConfig:
     """Parse a fleet stack's config (``accelstack:fleet``); StackConfigError as for a
     cluster stack."""
-    try:
-        return fleet_config.parse_fleet(raw, stack)
-    except ConfigError as e:
-        raise _config_error(e.problems, locate) from None
+    return _parsed(fleet_config.parse_fleet, raw, stack, locate)
 
 
 # The fleet's outputs: plain fields stay plain; the contracts it read (each holding a
@@ -211,8 +210,14 @@ def load_pools_config(raw: Mapping[str, Any], stack: str,
                       locate: Callable[[str], str] | None = None) -> pools_config.PoolsConfig:
     """Parse a pools stack's config (``accelstack:onCluster``); StackConfigError as for a
     cluster stack."""
+    return _parsed(pools_config.parse_pools, raw, stack, locate)
+
+
+def _parsed(parse: Callable[[Mapping[str, Any], str], P], raw: Mapping[str, Any], stack: str,
+            locate: Callable[[str], str] | None) -> P:
+    """``parse(raw, stack)``, its ConfigError raised as the StackConfigError of a stack."""
     try:
-        return pools_config.parse_pools(raw, stack)
+        return parse(raw, stack)
     except ConfigError as e:
         raise _config_error(e.problems, locate) from None
 

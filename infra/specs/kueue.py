@@ -277,6 +277,18 @@ def _local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any
             "spec": {"clusterQueue": cluster_queue}}
 
 
+def resource_flavor(f: Flavor) -> dict[str, Any]:
+    """The ResourceFlavor of ``f``: its node labels, taints and tolerations (a topology is
+    the caller's to add)."""
+    spec: dict[str, Any] = {"nodeLabels": dict(f.node_labels)}
+    if f.node_taints:
+        spec["nodeTaints"] = [dict(t) for t in f.node_taints]
+    if f.tolerations:
+        spec["tolerations"] = [dict(t) for t in f.tolerations]
+    return {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": f.name},
+            "spec": spec}
+
+
 def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
     """Every Kueue object of the stack, in the order they may be created."""
     q = cfg.queues
@@ -286,15 +298,10 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
         objs.append({"apiVersion": API, "kind": "Topology", "metadata": {"name": TAS_TOPOLOGY},
                      "spec": {"levels": [{"nodeLabel": label} for label in TAS_LEVELS]}})
     for f in flavor_list:
-        spec: dict[str, Any] = {"nodeLabels": dict(f.node_labels)}
-        if f.node_taints:
-            spec["nodeTaints"] = [dict(t) for t in f.node_taints]
-        if f.tolerations:
-            spec["tolerations"] = [dict(t) for t in f.tolerations]
+        flavor = resource_flavor(f)
         if f.topology:
-            spec["topologyName"] = f.topology
-        objs.append({"apiVersion": API, "kind": "ResourceFlavor",
-                     "metadata": {"name": f.name}, "spec": spec})
+            flavor["spec"]["topologyName"] = f.topology
+        objs.append(flavor)
     for check, (config, seconds, members) in _queued_checks(flavor_list).items():
         prc: dict[str, Any] = {
             "provisioningClassName": QUEUED_CLASS,

@@ -183,15 +183,7 @@ def _kueue(cfg: PoolsConfig, parsed: StackConfig, host: StackOutputs,
            namespaces: list[str]) -> list[dict[str, Any]]:
     flavors = [dataclasses.replace(f, name=f"{cfg.name}-{f.name}")
                for f in kueue_spec.flavors(parsed)]
-    objs: list[dict[str, Any]] = []
-    for f in flavors:
-        spec: dict[str, Any] = {"nodeLabels": dict(f.node_labels)}
-        if f.node_taints:
-            spec["nodeTaints"] = [dict(t) for t in f.node_taints]
-        if f.tolerations:
-            spec["tolerations"] = [dict(t) for t in f.tolerations]
-        objs.append({"apiVersion": kueue_spec.API, "kind": "ResourceFlavor",
-                     "metadata": {"name": f.name}, "spec": spec})
+    objs: list[dict[str, Any]] = [kueue_spec.resource_flavor(f) for f in flavors]
     cq: dict[str, Any] = {
         "namespaceSelector": {"matchExpressions": [{
             "key": "kubernetes.io/metadata.name", "operator": "In", "values": namespaces}]},
