@@ -12,16 +12,27 @@ compiled and ``dataclasses`` is not imported.
 They behave as the generated ones do: keyword or positional arguments in field order,
 defaults and default factories (``field(...)`` below), equality and hashing over the compared
 fields of the same class, ``dataclasses.FrozenInstanceError`` on assignment, methods the
-class body writes kept. ``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass``
-work on records too: ``__dataclass_fields__`` is built from the same table the first time
-one of them asks (importing ``dataclasses`` then). Type checkers see a frozen dataclass
-(``dataclass_transform``, PEP 681). ``__post_init__``, ``slots``, ``order`` and ``kw_only``
-are not offered: a class that needs them uses ``dataclasses.dataclass``.
+class body writes kept, inheritance either way between records and frozen dataclasses,
+a repr named after the instance's class ("..." for a record inside itself), pickling and
+copying. ``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass`` work on
+records too: ``__dataclass_fields__`` and ``__dataclass_params__`` are built from the same
+table the first time one of them asks (importing ``dataclasses`` then); so are
+``inspect.signature(cls)`` and the ``__doc__`` of a class without a docstring (importing
+``inspect``). Type checkers see a frozen dataclass (``dataclass_transform``, PEP 681).
+
+Where it differs (tests/test_record.py holds the rest to the dataclass behaviour):
+``__post_init__``, ``InitVar``, ``KW_ONLY``, ``slots``, ``order`` and ``kw_only`` are refused,
+not offered: a class that needs them uses ``dataclasses.dataclass``.
+``inspect.signature(cls.__init__)`` shows ``(self, *args, **kwargs)`` (the class's own
+signature is right). mypy checks the keywords of ``dataclasses.replace`` against the fields
+but not those of this module's ``replace``. A dataclass that extends a record is a
+dataclass: this module's ``replace`` and ``field_names`` see only the record's fields there.
 """
 
 from __future__ import annotations
 
 import sys
+from _thread import get_ident
 from typing import Any, Callable, TypeVar, dataclass_transform
 
 T = TypeVar("T", bound=type)
@@ -65,21 +76,44 @@ def field(*, default: Any = MISSING, default_factory: Callable[[], Any] | Any = 
     return Field(default, default_factory, init, repr, compare)
 
 
-def _frozen_setattr(self: object, name: str, value: object) -> None:
-    from dataclasses import FrozenInstanceError
+def _frozen(cls: Any, names: frozenset[str]) -> tuple[Callable[..., None], Callable[..., None]]:
+    """``__setattr__`` and ``__delattr__`` of a frozen class, as dataclasses writes them: a
+    field, or any name on the record's own class, is refused; a subclass that is no record
+    may set attributes of its own."""
 
-    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+    def __setattr__(self: Any, name: str, value: object) -> None:
+        if type(self) is cls or name in names:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return __setattr__, __delattr__
 
 
-def _frozen_delattr(self: object, name: str) -> None:
-    from dataclasses import FrozenInstanceError
-
-    raise FrozenInstanceError(f"cannot delete field {name!r}")
+_repr_running: set[tuple[int, int]] = set()
 
 
 def _is_classvar(annotation: Any) -> bool:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
     return text.split("[", 1)[0].strip() in ("ClassVar", "typing.ClassVar")
+
+
+def _is_pseudo_field(annotation: Any) -> bool:
+    """``InitVar[...]`` and ``KW_ONLY``: dataclasses reads them as no field (an argument of
+    ``__post_init__``, keyword-only fields after), which a record does not offer."""
+    if isinstance(annotation, str):
+        head = annotation.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+    else:
+        head = getattr(annotation, "__name__", "") or type(annotation).__name__
+    return head in ("InitVar", "KW_ONLY")
 
 
 def _as_field(value: Any, dc: Any) -> Field:
@@ -93,12 +127,33 @@ def _as_field(value: Any, dc: Any) -> Field:
                  value.init, value.repr, value.compare)
 
 
+def _base_fields(base: type) -> tuple[Field, ...]:
+    """The fields a base class declares: a record's table, or a dataclass's fields (a record
+    may extend a frozen dataclass, as a frozen dataclass may)."""
+    own = base.__dict__
+    if "__record_fields__" in own:
+        return own["__record_fields__"]  # type: ignore[no-any-return]
+    table = own.get("__dataclass_fields__")
+    if not isinstance(table, dict):  # a plain class, or a record's lazy table not built yet
+        return ()
+    import dataclasses as dc
+
+    fields = []
+    for value in table.values():
+        if value._field_type is not dc._FIELD:  # type: ignore[attr-defined]  # ClassVar, InitVar
+            continue
+        f = _as_field(value, dc)
+        f.name, f.type = value.name, value.type
+        fields.append(f)
+    return tuple(fields)
+
+
 def _fields_of(cls: type) -> dict[str, Field]:
     """The class's fields in order: inherited record fields first, then its own annotations
     (a field declared again keeps its place and takes the new default), as dataclasses does."""
     fields: dict[str, Field] = {}
     for base in reversed(cls.__mro__[1:]):
-        for f in base.__dict__.get("__record_fields__", ()):
+        for f in _base_fields(base):
             fields[f.name] = f
     body = cls.__dict__
     # dataclasses is loaded already when a body holds one of its fields.
@@ -106,6 +161,9 @@ def _fields_of(cls: type) -> dict[str, Field]:
     for name, annotation in body.get("__annotations__", {}).items():
         if "ClassVar" in str(annotation) and _is_classvar(annotation):
             continue
+        if _is_pseudo_field(annotation):
+            raise TypeError(f"{cls.__qualname__}.{name}: record does not support InitVar or "
+                            "KW_ONLY; use dataclasses.dataclass(frozen=True)")
         value = body.get(name, MISSING)
         if dc is not None and isinstance(value, dc.Field):
             value = _as_field(value, dc)
@@ -173,12 +231,28 @@ def _init(qual: str, fields: tuple[Field, ...]) -> Callable[..., None]:
     return __init__
 
 
-class _DataclassFields:
-    """``__dataclass_fields__``, built on first use so that the ``dataclasses`` helpers
-    (fields, replace, asdict, is_dataclass) accept a record; the dataclass of the same fields
-    that ``dataclasses.make_dataclass`` builds lends its Field objects."""
+class _Lazy:
+    """A class attribute of a record that ``dataclasses`` or ``inspect`` reads, built when one
+    of them asks (importing it then): ``__dataclass_fields__`` and ``__dataclass_params__``
+    (so fields, replace, asdict, is_dataclass accept a record, and a dataclass may extend
+    one), ``__signature__`` (the fields as ``__init__``'s parameters) and, for a class body
+    without a docstring, ``__doc__`` (its name and signature, as dataclasses writes it)."""
 
-    def __get__(self, obj: object, owner: type) -> dict[str, Any]:
+    def __init__(self, name: str, init: Callable[..., None] | None) -> None:
+        self.name = name
+        self.init = init  # the __init__ record wrote (None: the class body wrote its own)
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        if self.name == "__signature__":
+            return self._signature(owner)
+        if self.name == "__doc__":
+            import inspect
+
+            try:
+                text = str(inspect.signature(owner)).replace(" -> None", "")
+            except (TypeError, ValueError):
+                text = ""
+            return owner.__name__ + text
         import dataclasses
 
         def spec(f: Field) -> Any:
@@ -188,13 +262,33 @@ class _DataclassFields:
                                  else f.default_factory),
                 init=f.init, repr=f.repr, compare=f.compare)
 
+        # The frozen dataclass of the same fields lends its Field objects and parameters.
         fields: tuple[Field, ...] = getattr(owner, "__record_fields__")
         twin = dataclasses.make_dataclass(
-            owner.__name__, [(f.name, f.type, spec(f)) for f in fields],
-            init=False, repr=False, eq=False)
+            owner.__name__, [(f.name, f.type, spec(f)) for f in fields], frozen=True)
         table: dict[str, Any] = dict(twin.__dataclass_fields__)  # type: ignore[attr-defined]
         type.__setattr__(owner, "__dataclass_fields__", table)
-        return table
+        type.__setattr__(owner, "__dataclass_params__", getattr(twin, "__dataclass_params__"))
+        return getattr(owner, self.name)
+
+    def _signature(self, owner: type) -> Any:
+        if self.init is None or owner.__init__ is not self.init:  # type: ignore[misc]
+            return None  # inspect reads the __init__ a class body wrote
+        import dataclasses
+        import inspect
+
+        params = []
+        for f in getattr(owner, "__record_fields__"):
+            if not f.init:
+                continue
+            default: Any = inspect.Parameter.empty
+            if f.default is not MISSING:
+                default = f.default
+            elif f.default_factory is not MISSING:
+                default = dataclasses._HAS_DEFAULT_FACTORY  # type: ignore[attr-defined]
+            params.append(inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                            default=default, annotation=f.type))
+        return inspect.Signature(params, return_annotation=None)
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field, Field))
@@ -225,10 +319,21 @@ def record(cls: T) -> T:
         return hash(key(self))
 
     def __repr__(self: object) -> str:
-        return f"{qual}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+        # Named after the instance's class (a subclass that is no record, say); a record
+        # reached again while it is being shown is "...", as dataclasses does.
+        running = (id(self), get_ident())
+        if running in _repr_running:
+            return "..."
+        _repr_running.add(running)
+        try:
+            return (f"{self.__class__.__qualname__}("
+                    + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")")
+        finally:
+            _repr_running.discard(running)
 
     # As dataclasses does: a method the class body wrote stays (a __repr__ that hides a
     # secret, say); so does an explicit __hash__ (a body's __eq__ alone sets it to None).
+    written_init = "__init__" in body
     explicit_hash = "__hash__" in body and not (body["__hash__"] is None and "__eq__" in body)
     own: dict[str, Any] = {"__init__": _init(qual, fields), "__eq__": __eq__,
                            "__repr__": __repr__}
@@ -239,11 +344,17 @@ def record(cls: T) -> T:
             continue
         method.__qualname__ = f"{qual}.{name}"
         setattr(cls, name, method)
-    setattr(cls, "__setattr__", _frozen_setattr)
-    setattr(cls, "__delattr__", _frozen_delattr)
+    frozen_set, frozen_del = _frozen(cls, frozenset(f.name for f in fields))
+    setattr(cls, "__setattr__", frozen_set)
+    setattr(cls, "__delattr__", frozen_del)
     setattr(cls, "__record_fields__", fields)
-    setattr(cls, "__match_args__", tuple(f.name for f in fields if f.init))
-    setattr(cls, "__dataclass_fields__", _DataclassFields())
+    if "__match_args__" not in body:
+        setattr(cls, "__match_args__", tuple(f.name for f in fields if f.init))
+    init = None if written_init else own["__init__"]
+    for lazy in ("__dataclass_fields__", "__dataclass_params__", "__signature__"):
+        setattr(cls, lazy, _Lazy(lazy, init))
+    if body.get("__doc__") is None:
+        setattr(cls, "__doc__", _Lazy("__doc__", init))
     return cls
 
 

@@ -214,3 +214,126 @@ def test_frozen_types_are_records() -> None:
              for p in (ROOT / pkg).rglob("*.py")
              if "@dataclass(frozen=True)" in p.read_text() or "NamedTuple)" in p.read_text()]
     assert found == []
+
+
+def test_a_subclass_that_is_no_record_is_named_and_may_set_its_own_attributes() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        base = decorate(type("Base", (), {"__annotations__": {"a": "int"}}))
+        return type("Plain", (base,), {})
+
+    mine, ref = _pair(body)
+    assert repr(mine(1)) == repr(ref(1)) == "Plain(a=1)"
+    for cls in (mine, ref):
+        obj = cls(1)
+        obj.note = "kept"  # the frozen dataclass refuses fields only, on a plain subclass
+        assert obj.note == "kept"
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            obj.a = 2
+
+
+def test_a_record_shown_inside_itself_is_three_dots() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        return decorate(type("Loop", (), {"__annotations__": {"items": "list[object]"}}))
+
+    mine, ref = _pair(body)
+    a, b = mine([]), ref([])
+    a.items.append(a)
+    b.items.append(b)
+    assert repr(a) == repr(b) == "Loop(items=[...])"
+
+
+def test_signature_and_doc_are_the_dataclass_ones() -> None:
+    import inspect
+
+    def body(decorate: Callable[[type], type]) -> type:
+        class Sig:
+            a: int
+            b: str = "x"
+            c: list[int] = field(default_factory=list)
+            d: int = field(default=0, init=False)
+
+        return decorate(Sig)
+
+    mine, ref = _pair(body)
+    assert str(inspect.signature(mine)) == str(inspect.signature(ref))
+    assert mine.__doc__ == ref.__doc__ == "Sig(a: 'int', b: 'str' = 'x', c: 'list[int]' = <factory>)"
+    assert Kept.__doc__ == "Kept(a: 'int', b: 'tuple[str, ...]' = ())"
+
+
+def test_record_docstring_kept() -> None:
+    """A class body's own docstring stays."""
+
+    @record
+    class Told:
+        """Told."""
+        a: int
+
+    assert Told.__doc__ == "Told."
+
+
+def test_match_args_the_body_wrote_stays() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        return decorate(type("M", (), {"__annotations__": {"a": "int", "b": "int"},
+                                       "__match_args__": ("b",)}))
+
+    mine, ref = _pair(body)
+    assert mine.__match_args__ == ref.__match_args__ == ("b",)
+
+
+def test_records_and_frozen_dataclasses_extend_each_other() -> None:
+    @record
+    class Base:
+        a: int
+
+    @dataclasses.dataclass(frozen=True)
+    class Child(Base):
+        b: int = 0
+
+    assert repr(Child(1, 2)) == "test_records_and_frozen_dataclasses_extend_each_other.<locals>.Child(a=1, b=2)"
+    assert dataclasses.fields(Base)[0].name == "a"
+
+    @dataclasses.dataclass(frozen=True)
+    class DBase:
+        a: int
+        ignored: dataclasses.InitVar[int] = 0
+
+    @record
+    class RChild(DBase):
+        b: int = 0
+
+    assert (RChild(1, 2).a, RChild(1, 2).b) == (1, 2)
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+        dataclasses.dataclass(type("Thawed", (Base,), {"__annotations__": {"c": "int"}}))
+
+
+@pytest.mark.parametrize("annotation", ["dataclasses.InitVar[int]", "InitVar[int]", "KW_ONLY",
+                                        "dataclasses.KW_ONLY"])
+def test_initvar_and_kw_only_are_refused_not_made_fields(annotation: str) -> None:
+    with pytest.raises(TypeError, match="InitVar or KW_ONLY"):
+        record(type("Pseudo", (), {"__annotations__": {"a": "int", "b": annotation}}))
+    with pytest.raises(TypeError, match="InitVar or KW_ONLY"):
+        record(type("Pseudo", (), {"__annotations__": {"a": dataclasses.InitVar[int]}}))
+
+
+def test_a_record_never_equals_one_of_a_subclass() -> None:
+    def body(decorate: Callable[[type], type]) -> tuple[type, type]:
+        base = decorate(type("Base", (), {"__annotations__": {"a": "int"}}))
+        return base, decorate(type("Child", (base,), {}))
+
+    (mine, mine_child), (ref, ref_child) = body(record), body(dataclasses.dataclass(frozen=True))
+    for base, child in ((mine, mine_child), (ref, ref_child)):
+        assert base(1) != child(1) and child(1) != base(1)
+        assert base(1).__eq__(child(1)) is NotImplemented
+
+
+def test_a_field_declared_again_keeps_its_place() -> None:
+    def body(decorate: Callable[[type], type]) -> type:
+        base = decorate(type("Base", (), {"__annotations__": {"a": "int", "b": "int"},
+                                          "b": 1}))
+        return decorate(type("Child", (base,), {"__annotations__": {"c": "int", "a": "int"},
+                                                "c": 2, "a": 5}))
+
+    mine, ref = _pair(body)
+    assert repr(mine()) == repr(ref()) == "Child(a=5, b=1, c=2)"
+    assert mine.__match_args__ == ref.__match_args__ == ("a", "b", "c")
+    assert mine(7, 8, 9) == mine(a=7, b=8, c=9)
