@@ -52,6 +52,10 @@ try:
 except SystemExit as e:
     assert not e.code, e.code
 assert "kind: JobSet" in out.getvalue()
+import gc
+from submit.cli import GC_THRESHOLD
+assert gc.get_threshold()[0] == GC_THRESHOLD  # set before anything heavy is imported
+assert gc.get_freeze_count() > 1000  # frozen at the end: shutdown skips them
 print(json.dumps(sorted(sys.modules)))
 """
 
