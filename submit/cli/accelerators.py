@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from infra.catalog import tables as catalog
-from submit.cli.options import OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete
-from submit.cli.output import FORMATS, emit
+from submit.cli.options import OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete, \
+    table_output_option
+from submit.cli.output import emit
 
 COLUMNS = (
     ("NAME", "name"), ("FAMILY", "family"), ("MACHINE TYPE", "machineType"),
@@ -38,8 +39,7 @@ POOL_COLUMNS = (
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, metavar="DIR", type=click.Path(file_okay=False),
               help=PROJECT_DIR_HELP)
-@click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="table",
-              show_default=True, help="Output format.")
+@table_output_option
 @click.pass_context
 def accelerators(ctx: click.Context, names: tuple[str, ...], family: str | None,
                  stack: str | None, outputs_file: str | None, project_dir: str,

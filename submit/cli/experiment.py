@@ -32,7 +32,8 @@ from submit.cli import experiment_submit as create_steps
 from submit.cli.experiment_record import (RECORD_LABEL, counts, load_record, record_name,
                                           trial_states)
 from submit.cli.experiment_submit import Code, Output, Sweep
-from submit.cli.options import DURATION, namespace_option, stack_group_options, stack_options
+from submit.cli.options import DURATION, namespace_option, stack_group_options, stack_options, \
+    table_output_option
 from submit.cli.output import emit, table
 from submit.cli.image_pin import resolve_image_option
 from submit.cli.context import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
@@ -101,8 +102,7 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
 @experiment.command("list")
 @stack_options
 @namespace_option
-@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
-              default="table", show_default=True, help="Output format.")
+@table_output_option
 @pass_ctx
 def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     """List experiments with their trials' progress."""

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from submit.cli.context import Context, pass_ctx
-from submit.cli.options import stack_group_options, stack_options
+from submit.cli.options import stack_group_options, stack_options, table_output_option
 
 
 def fleet_of(ctx: Context) -> Any:
@@ -49,8 +49,7 @@ def _read(cluster: Any, namespaces: list[str]) -> tuple[list[dict[str, Any]] | s
 
 @fleet.command("view")
 @stack_options
-@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
-              default="table", show_default=True, help="Output format.")
+@table_output_option
 @pass_ctx
 def view(ctx: Context, fmt: str) -> None:
     """Every cluster of the fleet: queues, chips per flavor (nominal, used, free) and

@@ -12,6 +12,8 @@ from typing import Any, Callable, TypeVar
 
 import click
 
+from submit.cli.output import FORMATS
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,6 +88,11 @@ def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 namespace_option = click.option(
     "-n", "--namespace", metavar="NAMESPACE", callback=_namespace, help=NAMESPACE_HELP)
+
+# `-o` of the read commands that print a table, or the same rows as data.
+table_output_option = click.option(
+    "-o", "--output", "fmt", type=click.Choice(FORMATS), default="table",
+    show_default=True, help="Output format.")
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]

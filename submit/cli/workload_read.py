@@ -11,15 +11,15 @@ from typing import Any
 import click
 
 from submit.cli.context import EXIT_FAILED, EXIT_TIMEOUT, Context, bad_input, kube_call, pass_ctx
-from submit.cli.options import DURATION, complete, namespace_option, stack_options
+from submit.cli.options import DURATION, complete, namespace_option, stack_options, \
+    table_output_option
 from submit.render import spec as sp
 
 
 @click.command("list")
 @stack_options
 @namespace_option
-@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
-              default="table", show_default=True, help="Output format.")
+@table_output_option
 @pass_ctx
 def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
     """List workloads with their Kueue admission and JobSet state."""
@@ -186,8 +186,7 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
 
 @click.command("queue")
 @stack_options
-@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json", "yaml"]),
-              default="table", show_default=True, help="Output format.")
+@table_output_option
 @pass_ctx
 def queue(ctx: Context, fmt: str) -> None:
     """Kueue's ClusterQueues: per flavor, nominal quota, usage, borrowing, pending and
