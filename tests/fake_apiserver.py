@@ -7,6 +7,9 @@ JobSets can be watched (``?watch=true``) as the API server does it: a list answe
 resourceVersion, a watch from that version streams JSON events one a line in a chunked
 answer (each change the test makes to ``state.jobsets``) until its timeoutSeconds, and an
 unknown or expired version gets an ERROR event with a 410 Gone Status.
+What it answers, verb by verb, is the table in tests/apiserver_answers.py (each row citing
+kube-apiserver's source), which tests/test_fake_apiserver_answers.py holds it to: a creating
+server-side apply answers 201 Created, a changing one 200 (fake_apiserver_objects.py).
 Requests are bounded: the server answers only on loopback and stops with the test.
 """
 
@@ -25,10 +28,16 @@ from urllib.parse import parse_qs, urlparse
 
 import yaml
 
+from apiserver_answers import ANSWERS
+from fake_apiserver_objects import KINDS, answer, status
+
+# Watch bookmarks (apiserver pkg/storage/cacher/cache_watcher.go nextBookmarkTime): about
+# every minute (cacher.go defaultBookmarkFrequency), and 2 s before the watch's timeout.
+BOOKMARK_EVERY = 60.0
+BOOKMARK_BEFORE_END = 2.0
+
 _JOBSETS = re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/([^/]+)/jobsets(?:/([^/]+))?$")
 _WORKLOADS = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/workloads$")
-_COMPUTEDOMAINS = re.compile(
-    r"^/apis/resource\.nvidia\.com/v1beta1/namespaces/([^/]+)/computedomains/([^/]+)$")
 _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$")
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
@@ -83,6 +92,10 @@ class State:
     revision: int = 0
     snapshots: dict[str, dict[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
     expire: int = 0
+    # apply refusals: object name -> the causes of a 422 Invalid (each a dict with type,
+    # message, field), or -> (field manager, field path) of a 409 apply conflict
+    invalid: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    conflicts: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def _matches(labels: dict[str, str], selector: str | None) -> bool:
@@ -109,19 +122,6 @@ def _field_matches(obj: dict[str, Any], selector: str | None) -> bool:
     return True
 
 
-def _merge(target: Any, patch: Any) -> Any:
-    """A JSON merge patch (RFC 7386): null deletes a key."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge(out.get(k), v)
-    return out
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: "FakeApiServer"  # type: ignore[assignment]
 
@@ -141,8 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _status(self, code: int, message: str, reason: str,
                 headers: dict[str, str] | None = None) -> None:
-        self._send(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                          "message": message, "reason": reason, "code": code}, headers=headers)
+        self._send(code, status(code, reason, message), headers=headers)
 
     def _handle(self, method: str) -> None:
         st = self.server.state
@@ -153,7 +152,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = yaml.safe_load(raw) if raw else None
         st.requests.append(Request(method, url.path, query, dict(self.headers), body))
         if self.headers.get("Authorization") != f"Bearer {st.token}":
-            return self._status(401, "Unauthorized", "Unauthorized")
+            return self._status(ANSWERS["unauthorized"].status, "Unauthorized", "Unauthorized")
         fault = next((f for f in st.faults
                       if f.only is None or f.only == f"{method} {url.path}"), None)
         if fault is not None and fault.skip:
@@ -181,63 +180,24 @@ class _Handler(BaseHTTPRequestHandler):
                 st.revision += 1
                 version = str(st.revision)
                 st.snapshots[version] = listed()
-                return self._send(200, {"apiVersion": "jobset.x-k8s.io/v1alpha2",
+                return self._send(ANSWERS["list"].status, {"apiVersion": "jobset.x-k8s.io/v1alpha2",
                                         "kind": "JobSetList",
                                         "metadata": {"resourceVersion": version},
                                         "items": list(st.snapshots[version].values())})
-            key = (ns, name)
-            if method == "PATCH" and "merge-patch" in (self.headers.get("Content-Type") or ""):
-                if key not in st.jobsets:
-                    return self._status(404, f'jobsets.jobset.x-k8s.io "{name}" not found',
-                                        "NotFound")
-                st.jobsets[key] = _merge(st.jobsets[key], body)
-                return self._send(200, st.jobsets[key])
-            if method == "PATCH":
-                obj = dict(body)
-                obj.setdefault("metadata", {}).setdefault("uid", f"uid-{name}")
-                st.jobsets[key] = obj
-                return self._send(200, obj)
-            if key not in st.jobsets:
-                return self._status(404, f'jobsets.jobset.x-k8s.io "{name}" not found',
-                                    "NotFound")
-            if method == "GET":
-                return self._send(200, st.jobsets[key])
-            if method == "DELETE":
-                st.jobsets.pop(key)
-                return self._send(200, {"kind": "Status", "status": "Success"})
         if m := _CONFIGMAPS.match(url.path):
-            key = (m.group(1), m.group(2))
             if m.group(2) is None and method == "GET":
                 items = [c for (n, _), c in sorted(st.configmaps.items())
-                         if n == key[0] and _matches(c["metadata"].get("labels", {}),
-                                                     q.get("labelSelector"))]
-                return self._send(200, {"apiVersion": "v1", "kind": "ConfigMapList",
-                                        "items": items})
-            if method == "GET":
-                if key not in st.configmaps:
-                    return self._status(404, f'configmaps "{key[1]}" not found', "NotFound")
-                return self._send(200, st.configmaps[key])
-            if method == "PATCH":
-                st.configmaps[key] = dict(body)
-                # The server answers with the object's uid (an owner reference needs it).
-                answer = json.loads(json.dumps(body))
-                answer["metadata"].setdefault("uid", f"uid-configmap-{key[1]}")
-                return self._send(200, answer)
-            if method == "DELETE":
-                if key not in st.configmaps:
-                    return self._status(404, "not found", "NotFound")
-                st.configmaps.pop(key)
-                return self._send(200, {"kind": "Status", "status": "Success"})
-        if m := _COMPUTEDOMAINS.match(url.path):
-            key = (m.group(1), m.group(2))
-            if method == "PATCH":
-                st.computedomains[key] = dict(body)
-                return self._send(200, body)
-            if method == "DELETE":
-                if key not in st.computedomains:
-                    return self._status(404, "not found", "NotFound")
-                st.computedomains.pop(key)
-                return self._send(200, {"kind": "Status", "status": "Success"})
+                         if n == m.group(1) and _matches(c["metadata"].get("labels", {}),
+                                                         q.get("labelSelector"))]
+                return self._send(ANSWERS["list"].status, {
+                    "apiVersion": "v1", "kind": "ConfigMapList",
+                    "metadata": {"resourceVersion": str(st.revision)}, "items": items})
+        for kind in KINDS:
+            if m := kind.path().match(url.path):
+                answered = answer(st, kind, method, m.group(1), m.group(2),
+                                  self.headers.get("Content-Type") or "", q, body)
+                if answered is not None:
+                    return self._send(*answered)
         if (m := _WORKLOADS.match(url.path)) and method == "GET":
             return self._send(200, {"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2",
                                     "items": st.workloads.get(m.group(1), [])})
@@ -301,20 +261,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _watch(self, listed: Any, q: dict[str, str]) -> None:
-        """Stream the changes after ``resourceVersion`` until ``timeoutSeconds``."""
+        """Stream the changes after ``resourceVersion`` until ``timeoutSeconds``, with a
+        BOOKMARK when asked for (see the table in tests/apiserver_answers.py)."""
         st = self.server.state
-        seen = st.snapshots.get(q.get("resourceVersion", ""))
-        self.send_response(200)
+        version = q.get("resourceVersion", "")
+        seen = st.snapshots.get(version)
+        self.send_response(ANSWERS["watch"].status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         if seen is None or st.expire:
             st.expire = max(0, st.expire - 1)
-            self._chunk({"type": "ERROR", "object": {
-                "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410,
-                "reason": "Expired", "message": "too old resource version"}})
+            self._chunk({"type": "ERROR", "object": status(
+                410, "Expired", f"too old resource version: {version} ({st.revision})")})
         else:
-            end = time.monotonic() + float(q.get("timeoutSeconds", "30"))
+            start = time.monotonic()
+            end = start + float(q.get("timeoutSeconds", "30"))
+            bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
+            bookmark = min(start + BOOKMARK_EVERY, end - BOOKMARK_BEFORE_END)
             while time.monotonic() < end and not self._client_gone():
                 now = listed()
                 for key in sorted(set(seen) | set(now)):
@@ -327,6 +291,11 @@ class _Handler(BaseHTTPRequestHandler):
                             "ADDED" if key not in seen else "MODIFIED")
                     self._chunk({"type": kind, "object": obj})
                 seen = now
+                if bookmarks and start < bookmark <= time.monotonic():
+                    self._chunk({"type": "BOOKMARK", "object": {
+                        "kind": "JobSet", "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                        "metadata": {"resourceVersion": str(st.revision)}}})
+                    bookmark = min(bookmark + BOOKMARK_EVERY, end - BOOKMARK_BEFORE_END)
                 time.sleep(0.02)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()

@@ -16,6 +16,7 @@ before it leaves this module (a proxy or webhook may echo a request's headers).
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from typing import Any, Callable, Iterator, TypeVar
@@ -83,6 +84,11 @@ def _retry_policy(retries: int, backoff: float) -> Any:
         redirect=0, allowed_methods=None, status_forcelist=frozenset([429, *range(500, 600)]),
         backoff_factor=backoff, backoff_max=BACKOFF_MAX,
         raise_on_status=False, raise_on_redirect=False, respect_retry_after_header=True)
+
+
+def _items(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """A list answer's items."""
+    return [dict(item) for item in answer.get("items") or []]
 
 
 class Cluster:
@@ -167,6 +173,39 @@ class Cluster:
             raise KubeError(f"{what}: the API server did not answer: {why}, "
                             f"{self.retries + 1} tries") from None
 
+    def _json(self, what: str, method: Callable[..., Any], *args: Any,
+              **kwargs: Any) -> dict[str, Any]:
+        """The JSON object the API server answered ``method``'s request with, whatever
+        its 2xx code. The generated client deserializes only the codes its OpenAPI names and
+        returns None for the others (37.x: only '200' for a custom object's patch and
+        delete), yet kube-apiserver answers 201 Created to a server-side apply that creates
+        (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go, PatchResource:
+        ``if wasCreated { status = http.StatusCreated }``) and 202 Accepted to some deletes
+        (handlers/delete.go). So every call takes the raw answer and decodes it here: a
+        caller never gets None."""
+        kwargs.setdefault("_request_timeout", self.timeout)
+
+        def call() -> dict[str, Any]:
+            response = method(*args, _preload_content=False, **kwargs)
+            try:
+                body = json.loads(response.data)
+            except ValueError:
+                body = None
+            if not isinstance(body, dict):
+                raise KubeError(f"{what}: the API server answered {response.status} "
+                                "without a JSON object", response.status)
+            return body
+
+        return self._call(what, call)
+
+    def _model(self, what: str, method: Callable[..., Any], *args: Any,
+               **kwargs: Any) -> dict[str, Any]:
+        """A read of core objects (always 200) through the client's models, as a dict in
+        the client's own rendering (timestamps as ``datetime.isoformat``)."""
+        result = self._call(what, lambda: method(*args, _request_timeout=self.timeout,
+                                                 **kwargs))
+        return dict(self.api.sanitize_for_serialization(result))
+
     @staticmethod
     def _error(what: str, status: int, message: str) -> KubeError:
         # Webhooks deny with 400, 403 or 422; their message says so, whatever the code.
@@ -189,74 +228,61 @@ class Cluster:
     # -- operations ---------------------------------------------------------------------
 
     def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """Server-side apply of a JobSet or ConfigMap under accelstack's field manager."""
+        """Server-side apply of a JobSet, ConfigMap or ComputeDomain under accelstack's
+        field manager: the object as the server stored it, created (201) or changed (200)."""
         kind, meta = obj["kind"], obj["metadata"]
         what = f"apply {kind} {meta['namespace']}/{meta['name']}"
-        kwargs = dict(field_manager=FIELD_MANAGER, _content_type="application/apply-patch+yaml",
-                      _request_timeout=self.timeout)
-        if kind == "JobSet":
-            return self._call(what, lambda: self.custom.patch_namespaced_custom_object(
-                *JOBSET[:2], meta["namespace"], JOBSET[2], meta["name"], obj,
-                field_validation="Strict", **kwargs))
+        kwargs = dict(field_manager=FIELD_MANAGER, _content_type="application/apply-patch+yaml")
         if kind == "ConfigMap":
-            result = self._call(what, lambda: self.core.patch_namespaced_config_map(
-                meta["name"], meta["namespace"], obj, **kwargs))
-            return dict(self.api.sanitize_for_serialization(result))
-        if kind == "ComputeDomain":
-            return self._call(what, lambda: self.custom.patch_namespaced_custom_object(
-                *COMPUTE_DOMAIN[:2], meta["namespace"], COMPUTE_DOMAIN[2], meta["name"], obj,
-                field_validation="Strict", **kwargs))
-        raise KubeError(f"cannot apply a {kind}")
+            return self._json(what, self.core.patch_namespaced_config_map, meta["name"],
+                              meta["namespace"], obj, **kwargs)
+        custom = {"JobSet": JOBSET, "ComputeDomain": COMPUTE_DOMAIN}.get(kind)
+        if custom is None:
+            raise KubeError(f"cannot apply a {kind}")
+        return self._json(what, self.custom.patch_namespaced_custom_object, *custom[:2],
+                          meta["namespace"], custom[2], meta["name"], obj,
+                          field_validation="Strict", **kwargs)
 
     def get_jobset(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            found: dict[str, Any] = self._call(f"get JobSet {namespace}/{name}", lambda: (
-                self.custom.get_namespaced_custom_object(*JOBSET[:2], namespace, JOBSET[2], name,
-                                                         _request_timeout=self.timeout)))
-            return found
+            return self._json(f"get JobSet {namespace}/{name}",
+                              self.custom.get_namespaced_custom_object, *JOBSET[:2], namespace,
+                              JOBSET[2], name)
         except NotFound:
             return None
 
     def patch_jobset(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         """A JSON merge patch (RFC 7386) of a JobSet: ``release`` adds its queue label."""
-        result: dict[str, Any] = self._call(f"patch JobSet {namespace}/{name}", lambda: (
-            self.custom.patch_namespaced_custom_object(
-                *JOBSET[:2], namespace, JOBSET[2], name, patch,
-                _content_type="application/merge-patch+json", _request_timeout=self.timeout)))
-        return result
+        return self._json(f"patch JobSet {namespace}/{name}",
+                          self.custom.patch_namespaced_custom_object, *JOBSET[:2], namespace,
+                          JOBSET[2], name, patch, _content_type="application/merge-patch+json")
 
     def get_config_map(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            result = self._call(f"get ConfigMap {namespace}/{name}", lambda: (
-                self.core.read_namespaced_config_map(name, namespace,
-                                                     _request_timeout=self.timeout)))
+            return self._model(f"get ConfigMap {namespace}/{name}",
+                               self.core.read_namespaced_config_map, name, namespace)
         except NotFound:
             return None
-        return dict(self.api.sanitize_for_serialization(result))
 
     def list_config_maps(self, namespace: str, selector: str) -> list[dict[str, Any]]:
-        result = self._call(f"list ConfigMaps in {namespace}", lambda: (
-            self.core.list_namespaced_config_map(namespace, label_selector=selector,
-                                                 _request_timeout=self.timeout)))
-        return list(self.api.sanitize_for_serialization(result).get("items", []))
+        return _items(self._model(f"list ConfigMaps in {namespace}",
+                                  self.core.list_namespaced_config_map, namespace,
+                                  label_selector=selector))
 
     def list_jobsets(self, namespace: str, selector: str | None = None) -> list[dict[str, Any]]:
-        result = self._call(f"list JobSets in {namespace}", lambda: (
-            self.custom.list_namespaced_custom_object(
-                *JOBSET[:2], namespace, JOBSET[2], label_selector=selector,
-                _request_timeout=self.timeout)))
-        return list(result.get("items", []))
+        return _items(self._json(f"list JobSets in {namespace}",
+                                 self.custom.list_namespaced_custom_object, *JOBSET[:2],
+                                 namespace, JOBSET[2], label_selector=selector))
 
     def list_jobset(self, namespace: str, name: str) -> tuple[dict[str, Any] | None, str]:
         """One JobSet by a list with a field selector (None when there is none), and the
         list's resourceVersion: where a watch of it starts."""
-        result = self._call(f"list JobSets in {namespace}", lambda: (
-            self.custom.list_namespaced_custom_object(
-                *JOBSET[:2], namespace, JOBSET[2], field_selector=f"metadata.name={name}",
-                _request_timeout=self.timeout)))
-        items = result.get("items") or []
+        result = self._json(f"list JobSets in {namespace}",
+                            self.custom.list_namespaced_custom_object, *JOBSET[:2], namespace,
+                            JOBSET[2], field_selector=f"metadata.name={name}")
+        items = _items(result)
         version = (result.get("metadata") or {}).get("resourceVersion") or ""
-        return (dict(items[0]) if items else None), str(version)
+        return (items[0] if items else None), str(version)
 
     def watch_jobset(self, namespace: str, name: str, resource_version: str,
                      seconds: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -283,46 +309,40 @@ class Cluster:
             stream.close()
 
     def list_workloads(self, namespace: str) -> list[dict[str, Any]]:
-        result = self._call(f"list Kueue workloads in {namespace}", lambda: (
-            self.custom.list_namespaced_custom_object(
-                *WORKLOAD[:2], namespace, WORKLOAD[2], _request_timeout=self.timeout)))
-        return list(result.get("items", []))
+        return _items(self._json(f"list Kueue workloads in {namespace}",
+                                 self.custom.list_namespaced_custom_object, *WORKLOAD[:2],
+                                 namespace, WORKLOAD[2]))
 
-    def delete_jobset(self, namespace: str, name: str) -> None:
-        # Foreground: the Jobs and pods go before the JobSet does.
-        self._call(f"delete JobSet {namespace}/{name}", lambda: (
-            self.custom.delete_namespaced_custom_object(
-                *JOBSET[:2], namespace, JOBSET[2], name, propagation_policy="Foreground",
-                _request_timeout=self.timeout)))
+    def delete_jobset(self, namespace: str, name: str) -> dict[str, Any]:
+        """The API server's answer: the JobSet, marked for deletion, while the garbage
+        collector removes its Jobs and pods first (Foreground), or a Status once it is gone."""
+        return self._json(f"delete JobSet {namespace}/{name}",
+                          self.custom.delete_namespaced_custom_object, *JOBSET[:2], namespace,
+                          JOBSET[2], name, propagation_policy="Foreground")
 
-    def delete_config_map(self, namespace: str, name: str) -> None:
+    def delete_config_map(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The API server's answer (a Status once it is gone), None when there was none."""
         try:
-            self._call(f"delete ConfigMap {namespace}/{name}", lambda: (
-                self.core.delete_namespaced_config_map(name, namespace,
-                                                       _request_timeout=self.timeout)))
+            return self._json(f"delete ConfigMap {namespace}/{name}",
+                              self.core.delete_namespaced_config_map, name, namespace)
         except NotFound:
-            pass
+            return None
 
-    def delete_compute_domain(self, namespace: str, name: str) -> None:
+    def delete_compute_domain(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            self._call(f"delete ComputeDomain {namespace}/{name}", lambda: (
-                self.custom.delete_namespaced_custom_object(
-                    *COMPUTE_DOMAIN[:2], namespace, COMPUTE_DOMAIN[2], name,
-                    _request_timeout=self.timeout)))
+            return self._json(f"delete ComputeDomain {namespace}/{name}",
+                              self.custom.delete_namespaced_custom_object,
+                              *COMPUTE_DOMAIN[:2], namespace, COMPUTE_DOMAIN[2], name)
         except NotFound:
-            pass
+            return None
 
     def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
-        result = self._call(f"list pods in {namespace}", lambda: (
-            self.core.list_namespaced_pod(namespace, label_selector=selector,
-                                          _request_timeout=self.timeout)))
-        return list(self.api.sanitize_for_serialization(result).get("items", []))
+        return _items(self._model(f"list pods in {namespace}", self.core.list_namespaced_pod,
+                                  namespace, label_selector=selector))
 
     def list_nodes(self, selector: str) -> list[dict[str, Any]]:
         """Nodes with these labels (where a workload's slices run and from which capacity)."""
-        result = self._call("list nodes", lambda: (
-            self.core.list_node(label_selector=selector, _request_timeout=self.timeout)))
-        return list(self.api.sanitize_for_serialization(result).get("items", []))
+        return _items(self._model("list nodes", self.core.list_node, label_selector=selector))
 
     def node_versions(self, selector: str) -> list[str] | None:
         """The kubelet versions (``v1.33.5-gke.1080000``) of the nodes ``selector`` picks, or
@@ -339,10 +359,9 @@ class Cluster:
 
     def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
-        result = self._call(f"list events of {kind} {name}", lambda: (
-            self.core.list_namespaced_event(namespace, field_selector=selector,
-                                            _request_timeout=self.timeout)))
-        return list(self.api.sanitize_for_serialization(result).get("items", []))
+        return _items(self._model(f"list events of {kind} {name}",
+                                  self.core.list_namespaced_event, namespace,
+                                  field_selector=selector))
 
     def logs(self, namespace: str, pod: str, container: str, follow: bool = False,
              tail: int | None = None) -> Iterator[str]:
@@ -370,18 +389,15 @@ class Cluster:
 
     def get_local_queue(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            found: dict[str, Any] = self._call(f"get LocalQueue {namespace}/{name}", lambda: (
-                self.custom.get_namespaced_custom_object(
-                    *KUEUE, namespace, "localqueues", name, _request_timeout=self.timeout)))
-            return found
+            return self._json(f"get LocalQueue {namespace}/{name}",
+                              self.custom.get_namespaced_custom_object, *KUEUE, namespace,
+                              "localqueues", name)
         except NotFound:
             return None
 
     def list_cluster_queues(self) -> list[dict[str, Any]]:
-        result = self._call("list ClusterQueues", lambda: (
-            self.custom.list_cluster_custom_object(*KUEUE, "clusterqueues",
-                                                   _request_timeout=self.timeout)))
-        return list(result.get("items", []))
+        return _items(self._json("list ClusterQueues", self.custom.list_cluster_custom_object,
+                                 *KUEUE, "clusterqueues"))
 
     def pending_workloads(self, path: str) -> list[dict[str, Any]] | None:
         """Items of a pendingworkloads summary (``path``: ``clusterqueues/CQ`` or
