@@ -55,6 +55,7 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: Any
+    status: int = 0  # what the fake answered
 
 
 @dataclass
@@ -124,6 +125,7 @@ def _field_matches(obj: dict[str, Any], selector: str | None) -> bool:
 
 class _Handler(BaseHTTPRequestHandler):
     server: "FakeApiServer"  # type: ignore[assignment]
+    _request: Request
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
@@ -131,6 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, body: Any, content_type: str = "application/json",
               headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self._request.status = status
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         for k, v in (headers or {}).items():
@@ -150,7 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         body = yaml.safe_load(raw) if raw else None
-        st.requests.append(Request(method, url.path, query, dict(self.headers), body))
+        self._request = Request(method, url.path, query, dict(self.headers), body)
+        st.requests.append(self._request)
         if self.headers.get("Authorization") != f"Bearer {st.token}":
             return self._status(ANSWERS["unauthorized"].status, "Unauthorized", "Unauthorized")
         fault = next((f for f in st.faults
@@ -266,6 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.server.state
         version = q.get("resourceVersion", "")
         seen = st.snapshots.get(version)
+        self._request.status = ANSWERS["watch"].status
         self.send_response(ANSWERS["watch"].status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
