@@ -300,7 +300,9 @@ class _Handler(BaseHTTPRequestHandler):
                     self._chunk({"type": "BOOKMARK", "object": {
                         "kind": "JobSet", "apiVersion": "jobset.x-k8s.io/v1alpha2",
                         "metadata": {"resourceVersion": str(st.revision)}}})
-                    bookmark = min(bookmark + BOOKMARK_EVERY, end - BOOKMARK_BEFORE_END)
+                    now_ = time.monotonic()  # the next one as nextBookmarkTime picks it
+                    bookmark = min(now_ + BOOKMARK_EVERY, end - BOOKMARK_BEFORE_END)
+                    bookmark = bookmark if bookmark > now_ else float("inf")
                 time.sleep(0.02)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
