@@ -124,7 +124,7 @@ def _field_matches(obj: dict[str, Any], selector: str | None) -> bool:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "FakeApiServer"  # type: ignore[assignment]
+    server: "FakeApiServer"
     _request: Request
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
@@ -337,12 +337,12 @@ class FakeApiServer(ThreadingHTTPServer):
         if exec_command:
             user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
                              "command": exec_command, "provideClusterInfo": True}}
-        return yaml.safe_dump({
+        return str(yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": "test",
             "clusters": [{"name": "test", "cluster": {"server": self.url}}],
             "users": [{"name": "test", "user": user}],
             "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
-        })
+        }))
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that timed out hangs up mid-answer: expected in timeout tests.

@@ -23,7 +23,11 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import yaml
 
+from submit.cluster.kube_http import (RETRY_AFTER_MAX, Collect, KubeError, NotFound, error,
+                                      retry_policy)
 from submit.cluster.redact import BEARER, REDACTED, credentials, server_message, yaml_problem
+
+__all__ = ["RETRY_AFTER_MAX", "Cluster", "KubeError", "NotFound"]
 
 FIELD_MANAGER = "accelstack-submit"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
@@ -38,52 +42,9 @@ KUEUE = ("kueue.x-k8s.io", "v1beta2")
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 RETRIES = 3
 TIMEOUT = 30.0
-# An API server (or a proxy before it) may answer 429 or 503 with Retry-After: honoured,
-# but never waited for longer than this.
-RETRY_AFTER_MAX = 30.0
-BACKOFF_MAX = 10.0
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
 T = TypeVar("T")
-
-
-class KubeError(Exception):
-    def __init__(self, message: str, status: int | None = None) -> None:
-        self.status = status
-        super().__init__(message)
-
-
-class NotFound(KubeError):
-    pass
-
-
-class _Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
-def _retry_policy(retries: int, backoff: float) -> Any:
-    """urllib3's Retry for every request of the client: 429 and 5xx answers, timeouts and
-    dropped connections are tried ``retries`` more times, whatever the method (an apply is
-    a server-side apply, a delete or a merge patch gives the same result twice), waiting
-    ``backoff`` x 2^n between tries or the server's Retry-After (capped). When the tries run
-    out the last answer is returned as is, so the client raises its ApiException with the
-    server's own message (``raise_on_status=False``)."""
-    from urllib3.util.retry import Retry
-
-    class _CappedRetry(Retry):
-        def parse_retry_after(self, retry_after: str) -> float:
-            return min(super().parse_retry_after(retry_after), RETRY_AFTER_MAX)
-
-    return _CappedRetry(
-        total=retries, connect=retries, read=retries, status=retries, other=retries,
-        redirect=0, allowed_methods=None, status_forcelist=frozenset([429, *range(500, 600)]),
-        backoff_factor=backoff, backoff_max=BACKOFF_MAX,
-        raise_on_status=False, raise_on_redirect=False, respect_retry_after_header=True)
 
 
 def _items(answer: dict[str, Any]) -> list[dict[str, Any]]:
@@ -128,13 +89,13 @@ class Cluster:
 
         # The client runs the exec plugin while loading, and only logs its failure (and the
         # root logger's default handler would print it as is): collect it, say it once.
-        plugin_errors = _Collect()
+        plugin_errors = Collect()
         logging.getLogger().addHandler(plugin_errors)
         try:
             configuration = client.Configuration()
             kconfig.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
                 config, client_configuration=configuration)
-            configuration.retries = _retry_policy(retries, backoff)
+            configuration.retries = retry_policy(retries, backoff)
             self.api = client.ApiClient(configuration)
         except Exception as e:  # the client raises ConfigException and plain errors alike
             raise KubeError(self.scrub(f"cannot use the stack's kubeconfig: {e}")) from None
@@ -158,14 +119,14 @@ class Cluster:
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """``fn``'s answer, or the KubeError saying why not: urllib3 has already retried
-        what is worth retrying (see ``_retry_policy``)."""
+        what is worth retrying (see ``kube_http.retry_policy``)."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError, MaxRetryError
 
         try:
             return fn()
         except ApiException as e:
-            raise self._error(what, e.status or 0, self.scrub(server_message(e))) from None
+            raise error(what, e.status or 0, self.scrub(server_message(e))) from None
         except (HTTPError, OSError) as e:
             cause = e.reason if isinstance(e, MaxRetryError) and e.reason else e
             why = ("timed out after " f"{self.timeout:g}s" if "timed out" in str(cause).lower()
@@ -205,25 +166,6 @@ class Cluster:
         result = self._call(what, lambda: method(*args, _request_timeout=self.timeout,
                                                  **kwargs))
         return dict(self.api.sanitize_for_serialization(result))
-
-    @staticmethod
-    def _error(what: str, status: int, message: str) -> KubeError:
-        # Webhooks deny with 400, 403 or 422; their message says so, whatever the code.
-        if "admission webhook" in message or "denied the request" in message or status == 422:
-            return KubeError(f"{what}: rejected by the cluster: {message}", status)
-        if status == 401:
-            return KubeError(f"{what}: not authenticated ({message}); run `gcloud auth login` "
-                             "and check the stack's kubeconfig", status)
-        if status == 403:
-            return KubeError(f"{what}: forbidden ({message}); your account needs a role such "
-                             "as roles/container.developer on the project", status)
-        if status == 404:
-            return NotFound(f"{what}: not found ({message})", status)
-        if status == 409:
-            return KubeError(f"{what}: already exists or conflicts ({message}); delete it with "
-                             "`submit workload delete NAME`, or create it under another "
-                             "--workload name", status)
-        return KubeError(f"{what}: the API server answered {status}: {message}", status)
 
     # -- operations ---------------------------------------------------------------------
 
