@@ -4,6 +4,8 @@ apply, merge patch, get and delete, answered as kube-apiserver answers them.
 Every status code comes from the table in tests/apiserver_answers.py (with its source), and
 every failure body is a metav1 Status built as apimachinery's pkg/api/errors/errors.go
 builds it. ``answer`` is pure over the fake's state: the HTTP handler only routes to it.
+Not modelled: managedFields, resourceVersion and generation of stored objects, and merging
+applies of several field managers (an apply replaces the object, keeping its uid).
 """
 
 from __future__ import annotations
@@ -149,13 +151,11 @@ def _delete(kind: Kind, store: dict[tuple[str, str], dict[str, Any]], key: tuple
     foreground = _option("propagationPolicy", query, body) == "Foreground"
     pending = own + (["foregroundDeletion"] if foreground else [])
     if pending:
-        marked = _copy(found)
-        marked["metadata"]["deletionTimestamp"] = DELETED_AT
-        marked["metadata"]["finalizers"] = pending
+        marked = _copy(found)  # store.go markAsDeleting: a timestamp, grace period 0
+        marked["metadata"].update(deletionTimestamp=DELETED_AT, deletionGracePeriodSeconds=0,
+                                  finalizers=pending)
         if own:
-            kept = _copy(found)
-            kept["metadata"]["deletionTimestamp"] = DELETED_AT
-            store[key] = kept
+            store[key] = {**marked, "metadata": {**marked["metadata"], "finalizers": own}}
         else:
             store.pop(key)
         row = ("delete-orphan-false" if _option("orphanDependents", query, body) == "false"
