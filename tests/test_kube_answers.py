@@ -97,3 +97,18 @@ def test_a_delete_gives_a_status_or_the_object_its_finalizers_keep(
     assert gone is not None and (gone["kind"], gone["status"]) == ("Status", "Success")
     assert gone["details"]["uid"] == "u1"
     assert kept is not None and kept["metadata"]["deletionTimestamp"] == DELETED_AT
+
+
+def test_a_watch_passes_bookmarks_on_and_follow_skips_them(server: FakeApiServer) -> None:
+    """allowWatchBookmarks=true: a BOOKMARK arrives 2 s before a 3 s watch ends (apiserver
+    cache_watcher.go nextBookmarkTime); it carries no JobSet, so `wait` sees none."""
+    from submit.cluster.watch import follow
+
+    server.state.jobsets[(NS, "w1")] = _object("JobSet")
+    cluster = _cluster(server)
+    _, version = cluster.list_jobset(NS, "w1")
+    events = list(cluster.watch_jobset(NS, "w1", version, 3))
+    assert [kind for kind, _ in events] == ["BOOKMARK"]
+    assert set(events[0][1]["metadata"]) == {"resourceVersion"}
+    seen = list(follow(cluster, NS, "w1", timeout=3, period=3))
+    assert seen == [_object("JobSet")]  # the list before the watch; not the bookmark
