@@ -67,6 +67,7 @@ class Fault:
     retry_after: str | None = None  # the Retry-After header of the answer
     only: str | None = None  # "METHOD /path": only such a request gets it; others pass by
     skip: int = 0  # the first ``skip`` requests it would hit pass by
+    body: bytes | None = None  # answered as text/html instead of a Status (a proxy's page)
 
 
 @dataclass
@@ -166,6 +167,8 @@ class _Handler(BaseHTTPRequestHandler):
             st.faults.remove(fault)
             if fault.delay:
                 time.sleep(fault.delay)
+            if fault.status and fault.body is not None:
+                return self._send(fault.status, fault.body, "text/html")
             if fault.status:
                 return self._status(fault.status, fault.message, fault.reason,
                                     {"Retry-After": fault.retry_after}

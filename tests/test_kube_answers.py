@@ -112,3 +112,16 @@ def test_a_watch_passes_bookmarks_on_and_follow_skips_them(server: FakeApiServer
     assert set(events[0][1]["metadata"]) == {"resourceVersion"}
     seen = list(follow(cluster, NS, "w1", timeout=3, period=3))
     assert seen == [_object("JobSet")]  # the list before the watch; not the bookmark
+
+
+def test_a_2xx_without_a_json_object_is_a_kube_error(server: FakeApiServer) -> None:
+    """A proxy before the API server may answer 200 with its own page: said, not a crash."""
+    from fake_apiserver import Fault
+    from submit.cluster.kube import KubeError
+
+    server.state.faults = [Fault(status=200, body=b"<html>sign in</html>")]
+    with pytest.raises(KubeError) as err:
+        _cluster(server).apply(_object("JobSet"))
+    assert str(err.value) == ("apply JobSet training/w1: the API server answered 200 without "
+                              "a JSON object")
+    assert err.value.status == 200

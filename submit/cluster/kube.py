@@ -142,8 +142,8 @@ class Cluster:
         delete), yet kube-apiserver answers 201 Created to a server-side apply that creates
         (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go, PatchResource:
         ``if wasCreated { status = http.StatusCreated }``) and 202 Accepted to some deletes
-        (handlers/delete.go). So every call takes the raw answer and decodes it here: a
-        caller never gets None."""
+        (handlers/delete.go). So every write, and every read of a custom object, takes the
+        raw answer and decodes it here: a caller never gets None."""
         kwargs.setdefault("_request_timeout", self.timeout)
 
         def call() -> dict[str, Any]:
