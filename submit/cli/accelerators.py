@@ -93,7 +93,7 @@ def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
             for p in outputs.slice_pools
             if (not names or catalog.resolve(p.accelerator).name in wanted)
             and (not family or p.family == family)]
-    columns = POOL_COLUMNS
+    columns: tuple[tuple[str, str], ...] = POOL_COLUMNS
     if any(p.checkpointing for p in outputs.slice_pools):
         # Multi-tier checkpointing: the RAM disk each node gives up, and what a pod keeps.
         columns += CHECKPOINT_COLUMNS
