@@ -310,7 +310,7 @@ def test_refused_on_a_pool_without_it() -> None:
 
 def test_refused_on_pathways() -> None:
     tier = render_ckpt.LocalCheckpoint("/local")
-    with pytest.raises(render_ckpt.CheckpointError, match="colocated Python"):
+    with pytest.raises(SpecError, match="colocated Python"):
         render_ckpt.check(tier.path, _outputs(), _outputs().slice_pools[0], 2, pathways=True,
                           taken=())
 

@@ -279,8 +279,5 @@ def _local_checkpoint(path: str, outputs: StackOutputs, chosen: SlicePoolInfo, r
                       ) -> LocalCheckpoint:
     from submit.render import checkpointing  # late: --local-checkpoint-dir only
 
-    try:
-        return checkpointing.check(path, outputs, chosen, replicas, pathways=pathways,
-                                   taken=("/dev/shm", CONFIG_MOUNT, *(m.path for m in mounts)))
-    except checkpointing.CheckpointError as e:
-        raise SpecError(e.option, e.message) from None
+    return checkpointing.check(path, outputs, chosen, replicas, pathways=pathways,
+                               taken=("/dev/shm", CONFIG_MOUNT, *(m.path for m in mounts)))

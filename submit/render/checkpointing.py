@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.record import record
+from submit.render.spec import SpecError
 
 # The CSI driver of GKE's multi-tier checkpointing; pods mount it as an inline ephemeral
 # volume with no attributes (high-scale-checkpointing-controller example/multitier-jobset.yaml).
@@ -27,13 +28,6 @@ DIR_ENV = "ACCELSTACK_LOCAL_CHECKPOINT_DIR"
 INTERVAL_ENV = "ACCELSTACK_CHECKPOINT_BACKUP_INTERVAL_MINUTES"
 MIN_SLICES = 2  # replication is across slices (MaxText: a multi-slice workload)
 OPTION = "--local-checkpoint-dir"
-
-
-class CheckpointError(ValueError):
-    def __init__(self, option: str, message: str) -> None:
-        self.option = option
-        self.message = message
-        super().__init__(f"{option}: {message}")
 
 
 @record
@@ -50,29 +44,29 @@ def reserved_mi(pool: SlicePoolInfo) -> int:
 def check(path: str, outputs: StackOutputs, pool: SlicePoolInfo, replicas: int, *,
           pathways: bool, taken: Sequence[str]) -> LocalCheckpoint:
     """The checked directory for a workload of ``replicas`` slices on ``pool``; ``taken``:
-    paths other volumes of the pod mount."""
+    paths other volumes of the pod mount. Raises SpecError naming the option."""
     clean = posixpath.normpath(path) if path else ""
     if not path.startswith("/") or clean in ("/", "//"):
-        raise CheckpointError(OPTION, f"{path!r} is not an absolute directory below /")
+        raise SpecError(OPTION, f"{path!r} is not an absolute directory below /")
     for other in taken:
         if clean == other or clean.startswith(other.rstrip("/") + "/") \
                 or other.startswith(clean + "/"):
-            raise CheckpointError(OPTION, f"{path!r} overlaps {other}, which another volume "
-                                  "of the pod mounts")
+            raise SpecError(OPTION, f"{path!r} overlaps {other}, which another volume "
+                            "of the pod mounts")
     if pathways:
-        raise CheckpointError(OPTION, "multi-tier checkpointing on Pathways needs Orbax to "
-                              "run in colocated Python beside the TPU workers, a sidecar "
-                              "accelstack does not render yet; run without --pathways")
+        raise SpecError(OPTION, "multi-tier checkpointing on Pathways needs Orbax to run in "
+                        "colocated Python beside the TPU workers, a sidecar accelstack does "
+                        "not render yet; run without --pathways")
     tier = pool.checkpointing
     if tier is None:
         have = [p.name for p in outputs.slice_pools if p.checkpointing] or ["none"]
-        raise CheckpointError(OPTION, f"pool {pool.name!r} has no multi-tier checkpointing "
-                              f"(pools with it: {', '.join(have)}); the stack turns it on "
-                              "with accelstack:checkpointing (docs/checkpointing.md)")
+        raise SpecError(OPTION, f"pool {pool.name!r} has no multi-tier checkpointing "
+                        f"(pools with it: {', '.join(have)}); the stack turns it on with "
+                        "accelstack:checkpointing (docs/checkpointing.md)")
     if replicas < MIN_SLICES:
-        raise CheckpointError("--num-slices", f"{replicas}: multi-tier checkpointing "
-                              f"replicates checkpoints across slices, so it needs "
-                              f"--num-slices {MIN_SLICES} or more")
+        raise SpecError("--num-slices", f"{replicas}: multi-tier checkpointing replicates "
+                        f"checkpoints across slices, so it needs --num-slices {MIN_SLICES} "
+                        "or more")
     return LocalCheckpoint(clean, tier.backup_interval_minutes)
 
 
