@@ -17,6 +17,7 @@ from click.testing import CliRunner
 import schema
 from conftest import ROOT
 from infra.catalog import pod_resources
+from infra.catalog.tables import vm_shape
 from infra.config import checkpointing as rules
 from infra.config import stack as config
 from infra.config.errors import ConfigError
@@ -267,8 +268,8 @@ def test_render_mounts_the_ram_tier_with_memory_that_fits() -> None:
     memory = main["resources"]["requests"]["memory"]
     assert memory == f"{pool.checkpointing.pod_memory_mi}Mi"
     # the pod and the RAM disk together fit the node's allocatable
-    shape = pod_resources.vm_shape(V6E)
-    assert shape is not None
+    shape = vm_shape(V6E)
+    assert shape is not None and pool.checkpointing.pod_memory_mi is not None
     node = pod_resources.allocatable(shape)
     assert pool.checkpointing.pod_memory_mi + pool.checkpointing.ram_disk_mi < node.memory_mi
 
