@@ -370,3 +370,46 @@ def test_run_local_gives_each_process_a_directory(tmp_path: Path) -> None:
     assert set(dirs) <= set(plan.dirs)
     assert any("multi-tier checkpointing volume is a directory per process" in n
                for n in plan.notes)
+
+
+def _outputs_file(tmp_path: Path) -> Path:
+    out = tmp_path / "out.json"
+    out.write_text(json.dumps(harness.plain_outputs(_evaluation(), reveal=True)))
+    return out
+
+
+def _jobsets(text: str) -> list[dict[str, Any]]:
+    import yaml
+
+    # An experiment's dry-run prints its trials' table first, then the objects.
+    docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    items = [i for d in docs for i in (d["items"] if d.get("kind") == "List" else [d])]
+    return [i for i in items if i["kind"] == "JobSet"]
+
+
+def test_an_experiment_takes_the_option(tmp_path: Path) -> None:
+    exp = tmp_path / "sweep.yaml"
+    exp.write_text("name: mtc-sweep\n"
+                   "workload: {accelerator: v6e-64, image: python:3.12, command: python t.py,\n"
+                   "           num-slices: 2, local-checkpoint-dir: /local}\n"
+                   "sweep:\n  env.LR: ['1e-4', '3e-4']\n")
+    result = CliRunner().invoke(submit_main, ["experiment", "create", str(exp), "--outputs",
+                                              str(_outputs_file(tmp_path)), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    jobsets = _jobsets(result.stdout)
+    assert len(jobsets) == 2
+    for js in jobsets:
+        assert state_ckpt.local_dir(js) == "/local"
+
+
+def test_a_job_group_takes_the_option(tmp_path: Path) -> None:
+    group = tmp_path / "group.yaml"
+    group.write_text("name: mtc-group\nworkload: {image: python:3.12}\nroles:\n"
+                     "  trainer: {accelerator: v6e-64, count: 2, command: python t.py,\n"
+                     "            local-checkpoint-dir: /local}\n")
+    result = CliRunner().invoke(submit_main, ["workload", "--outputs",
+                                              str(_outputs_file(tmp_path)), "create-group",
+                                              str(group), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    [js] = _jobsets(result.stdout)
+    assert state_ckpt.local_dir(js) == "/local"
