@@ -413,3 +413,8 @@ def test_a_job_group_takes_the_option(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     [js] = _jobsets(result.stdout)
     assert state_ckpt.local_dir(js) == "/local"
+
+
+def test_describe_reads_a_jobset_without_templates() -> None:
+    js = {"metadata": {"name": "x"}, "spec": {"replicatedJobs": [{"name": "slice"}]}}
+    assert state_ckpt.describe_lines(js, None) == []

@@ -13,7 +13,8 @@ from submit.render.checkpointing import DRIVER
 def local_dir(js: dict[str, Any]) -> str | None:
     """Where the JobSet's pods mount the checkpointing driver's volume (None: they do not)."""
     for rj in (js.get("spec") or {}).get("replicatedJobs") or []:
-        pod = rj["template"]["spec"]["template"]["spec"]
+        job = ((rj.get("template") or {}).get("spec") or {}).get("template") or {}
+        pod = job.get("spec") or {}
         names = {v["name"] for v in pod.get("volumes") or []
                  if (v.get("csi") or {}).get("driver") == DRIVER}
         for c in pod.get("containers") or []:
