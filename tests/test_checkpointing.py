@@ -418,3 +418,24 @@ def test_a_job_group_takes_the_option(tmp_path: Path) -> None:
 def test_describe_reads_a_jobset_without_templates() -> None:
     js = {"metadata": {"name": "x"}, "spec": {"replicatedJobs": [{"name": "slice"}]}}
     assert state_ckpt.describe_lines(js, None) == []
+
+
+def test_describe_command_shows_the_tiers(tmp_path: Path, server: Any,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from fakes import stacks
+
+    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    out = stacks.write_outputs(tmp_path / "v6e-mtc.json", "v6e-mtc", server.kubeconfig())
+    pre = ["workload", "--outputs", str(out)]
+    created = CliRunner().invoke(submit_main, [
+        *pre, "create", "--workload", "ckpt", "--accelerator", "v6e-64", "--num-slices", "2",
+        "--image", "python:3.12", "--command", "true", "--local-checkpoint-dir", "/local"])
+    assert created.exit_code == 0, created.output
+    result = CliRunner().invoke(submit_main, [*pre, "describe", "ckpt"])
+    assert result.exit_code == 0, result.output
+    assert ("Checkpoint tiers (GKE multi-tier checkpointing):\n"
+            "  1 local RAM: /local on every node, 115157Mi each (pool v6e-spot)\n"
+            "  2 peer RAM: replicated to the other slices (2 slices)\n"
+            "  3 backup: gs://my-ml-project-trillium-mtc-checkpoints, every 30 minutes\n"
+            "Verdict: ") in result.output
