@@ -117,9 +117,11 @@ def test_a_fixed_ram_disk_is_taken_as_given() -> None:
      "'v6e-more', which is not listed"),
     (lambda r: r["checkpointing"].update(ramdisk="1Gi"),
      "checkpointing.ramdisk: unknown key; did you mean ramDisk?"),
+    (lambda r: r["checkpointing"].update(pools=[]),
+     "checkpointing.pools: is empty; name the slice pools"),
 ], ids=["unknown-pool", "one-slice", "unsupported-tpu", "not-gcs", "no-hns", "existing-bucket",
         "both-sizes", "bad-size", "does-not-fit", "zero-interval", "old-gke", "shared-flavor",
-        "typo"])
+        "typo", "no-pools"])
 def test_refusals(change: Any, fragment: str) -> None:
     raw = _raw()
     raw["storage"]["stores"].append({"name": "datasets", "kind": "filestore", "tier": "ZONAL",

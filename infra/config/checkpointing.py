@@ -85,6 +85,9 @@ def _size(r: Reader, raw: dict[str, Any], key: str) -> float | None:
 
 def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool]) -> list[SlicePool]:
     names = r.get(raw, "pools", "checkpointing", list, required=True) or []
+    if "pools" in raw and isinstance(raw["pools"], list) and not names:
+        r.fail("checkpointing.pools", "is empty; name the slice pools whose nodes keep "
+               "checkpoints in RAM")
     by_name = {p.name: p for p in pools}
     out: list[SlicePool] = []
     for i, name in enumerate(names):
