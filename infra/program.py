@@ -25,6 +25,7 @@ from infra.config.secrets import decode_config_value
 from infra.components.addons import ClusterAddons
 from infra.components.fleet import Fleet
 from infra.components.pools import Pools
+from infra.components.checkpointing import MultiTierCheckpointing
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.pathways import PathwaysAccess
@@ -154,11 +155,17 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     # The stores, and the service accounts and claims jobs use them through (every
     # workload namespace has the job service account, stores or not).
     endpoints = {}
+    stores: list[pulumi.Resource] = []
     if cfg.storage.stores:
-        endpoints = WorkloadStorage("storage", cfg, opts=pulumi.ResourceOptions(
-            depends_on=[apis, net])).endpoints
+        workload_storage = WorkloadStorage("storage", cfg, opts=pulumi.ResourceOptions(
+            depends_on=[apis, net]))
+        endpoints, stores = workload_storage.endpoints, [workload_storage]
     StorageObjects("storage", cfg, provider=addons.provider, endpoints=endpoints,
                    opts=pulumi.ResourceOptions(depends_on=list(addons.namespaces.values())))
+    if cfg.checkpointing is not None:
+        # After the bucket (a store) and the cluster with its add-on, which serves the CRD.
+        MultiTierCheckpointing("checkpointing", cfg, provider=addons.provider,
+                               opts=pulumi.ResourceOptions(depends_on=[system, *stores]))
 
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.

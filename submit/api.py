@@ -102,6 +102,7 @@ class Workload:
     elastic_slices: int | None = None  # with pathways: slices that may fail and come back
     fleet_worker: str | None = None  # a fleet: only this worker (docs/fleets.md)
     fleet_region: str | None = None  # a fleet: only the workers of this region
+    local_checkpoint_dir: str | None = None  # multi-tier checkpointing's RAM tier
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

@@ -74,6 +74,11 @@ def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
                 schema = _strict(copy.deepcopy(v["schema"]["openAPIV3Schema"]))
                 # metadata is validated by the server's ObjectMeta rules, not the CRD
                 schema.setdefault("properties", {})["metadata"] = {"type": "object"}
+                # apiVersion and kind are the server's own at the root of every custom
+                # resource, whether the CRD's schema lists them (kubebuilder's do) or
+                # not (the CheckpointConfiguration CRD's does not).
+                for key in ("apiVersion", "kind"):
+                    schema["properties"].setdefault(key, {"type": "string"})
                 out[(f"{group}/{v['name']}", kind)] = schema
     return out
 

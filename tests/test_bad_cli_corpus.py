@@ -310,7 +310,7 @@ CASES += [
          "max-restarts, restart-on-exit-codes, ttl, termination-grace-period, config-file, "
          "shm-size, cpu, memory, namespace, queue, mount-service-account-token, "
          "add-capability, mount, pathways, headless, elastic-slices, fleet-worker, "
-         "fleet-region)", group=EXPERIMENT),
+         "fleet-region, local-checkpoint-dir)", group=EXPERIMENT),
     Case("experiment-trial-over-the-pool", ["create", "{tmp}/exp-slices.yaml"], "FILE",
          "{tmp}/exp-slices.yaml:4: trial 1 (num-slices=3): --num-slices: 3 is more than the 2 "
          "v5litepod-16 slices pool v5litepod-16 has", STACK, group=EXPERIMENT),

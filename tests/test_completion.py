@@ -31,7 +31,7 @@ def _in_project(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_stack_names_from_stacks_dir() -> None:
     assert complete(["workload", "--stack"], "v") == ["v5e-extra", "v5e-spot",
-                                                      "v5p-reserved", "v6e-burst",
+                                                      "v5p-reserved", "v6e-burst", "v6e-mtc",
                                                       "v6e-training"]
     assert complete(["workload", "create", "--stack"], "a") == ["a3mega", "a4x"]
 

@@ -712,6 +712,7 @@ CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fie
                  "infra.config.cluster", "infra.config.gpu", "infra.config.slices", "infra.config.class_capacity",
                  "infra.config.class_nodes", "infra.config.slice_classes",
                  "infra.config.pathways", "infra.config.addons", "infra.config.registry", "infra.config.store_kinds", "infra.config.storage",
+                 "infra.config.checkpointing",
                  "infra.config.stack"]
 
 
@@ -744,7 +745,8 @@ def test_config_layers_import_only_layers_below(module: str) -> None:
     # Shared pure tables any layer may read.
     allowed = below | {"infra.catalog.tables", "infra.contract.images", "infra.catalog.machine_shapes",
                        "infra.catalog.boot_disks", "infra.config.secrets",
-                       "infra.catalog.gke_versions", "infra.record"}
+                       "infra.catalog.gke_versions", "infra.record",
+                       "infra.catalog.pod_resources"}
     assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
 
 

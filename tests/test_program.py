@@ -140,7 +140,8 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
         "kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile",
         "accelstack:registry:WorkloadRegistry", "accelstack:storage:WorkloadStorage",
         "accelstack:storage:StorageObjects", "accelstack:pathways:PathwaysAccess",
-        "accelstack:slice_classes:SliceClasses"}
+        "accelstack:slice_classes:SliceClasses",
+        "accelstack:checkpointing:MultiTierCheckpointing"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"

@@ -98,9 +98,11 @@ def allocatable(shape: VmShape) -> PodShare:
     return PodShare(int(cpu), int(mem))
 
 
-def pod_share(machine_type: str) -> PodShare | None:
+def pod_share(machine_type: str, reserved_mi: int = 0) -> PodShare | None:
     """The requests (and limits) of a workload pod on this machine; None when the
-    machine's vCPUs and memory are not published (then pods carry no default)."""
+    machine's vCPUs and memory are not published (then pods carry no default).
+    ``reserved_mi``: node memory taken outside any pod's request, which the pod leaves
+    free (a multi-tier checkpointing RAM disk: infra/config/checkpointing.py)."""
     shape = vm_shape(machine_type)
     if shape is None:
         return None
@@ -108,7 +110,7 @@ def pod_share(machine_type: str) -> PodShare | None:
     cpu_headroom = max(MIN_HEADROOM_MILLI, int(node.cpu_milli * HEADROOM_FRACTION))
     mem_headroom = max(MIN_HEADROOM_MI, int(node.memory_mi * HEADROOM_FRACTION))
     cpu = (node.cpu_milli - cpu_headroom) // 100 * 100  # whole tenths of a vCPU
-    mem = (node.memory_mi - mem_headroom) // 64 * 64
+    mem = (node.memory_mi - mem_headroom - reserved_mi) // 64 * 64
     return PodShare(max(cpu, 0), max(mem, 0))
 
 
@@ -126,10 +128,10 @@ def sidecar_share(machine_type: str) -> PodShare | None:
     return None
 
 
-def container_share(machine_type: str) -> PodShare | None:
+def container_share(machine_type: str, reserved_mi: int = 0) -> PodShare | None:
     """The workload container's requests (and limits): the pod's share less its sidecar's,
     so the whole pod (what Kueue counts) is still ``pod_share``."""
-    share = pod_share(machine_type)
+    share = pod_share(machine_type, reserved_mi)
     side = sidecar_share(machine_type)
     if share is None or side is None:
         return share
@@ -164,13 +166,14 @@ def memory_mi(quantity: str) -> float | None:
     return float(m.group("n")) * _MEM_UNITS[m.group("u")] / _MI
 
 
-def check_request(machine_type: str, cpu: str | None, memory: str | None
-                  ) -> tuple[str, str] | None:
+def check_request(machine_type: str, cpu: str | None, memory: str | None,
+                  reserved_mi: int = 0) -> tuple[str, str] | None:
     """(option, problem) when --cpu or --memory asks more than a pod on this machine can
     have, or asks anything of a machine whose size is not published; None when fine."""
-    share = container_share(machine_type)
+    share = container_share(machine_type, reserved_mi)
     why = ("node allocatable less 10% for DaemonSets"
-           + (" and the GPUDirect daemon's share" if sidecar_share(machine_type) else ""))
+           + (" and the GPUDirect daemon's share" if sidecar_share(machine_type) else "")
+           + (f" and the {reserved_mi}Mi checkpoint RAM disk" if reserved_mi else ""))
     for option, value in (("--cpu", cpu), ("--memory", memory)):
         if value is None:
             continue

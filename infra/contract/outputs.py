@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from infra.contract import checkpointing as checkpointing_contract
 from infra.contract.parts import ClusterInfo as ClusterInfo
 from infra.contract.parts import LocalQueueInfo as LocalQueueInfo
 from infra.contract.parts import PathwaysInfo as PathwaysInfo
@@ -39,6 +40,8 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    needs of its host: infra/specs/pools.py) and onCluster (set by a pools stack: the
 #    standing cluster stack whose cluster it adds pools to); additive: absent reads as
 #    unknown (null)
+#    and slicePools[].checkpointing (GKE multi-tier checkpointing on the pool: bucket, RAM
+#    disk, the pod's memory left); additive: absent reads as off
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -218,6 +221,8 @@ def load(data: Any) -> StackOutputs:
             dranet=_need(raw, "dranet", bool, q) if "dranet" in raw else False,
             compute_class=(_need(raw, "computeClass", str, q)
                            if "computeClass" in raw else None),
+            checkpointing=checkpointing_contract.load(raw.get("checkpointing"),
+                                                      f"{q}.checkpointing", ContractError),
         )
         if info.local_ssd_gib < 0:
             raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from infra.contract.checkpointing import CheckpointTierInfo
 from infra.record import field, record
 
 
@@ -71,6 +72,9 @@ class SlicePoolInfo:
     # ``slice_count`` is the most slices of this shape the class may hold at once.
     # Written only for class entries, and optional when loading.
     compute_class: str | None = None
+    # GKE multi-tier checkpointing on the pool's nodes (infra/contract/checkpointing.py);
+    # written only when on, optional when loading.
+    checkpointing: CheckpointTierInfo | None = None
 
     @property
     def chips_per_slice(self) -> int:
@@ -168,4 +172,5 @@ def pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "localSsdGiB": p.local_ssd_gib,
         "dranet": p.dranet,
         **({"computeClass": p.compute_class} if p.compute_class else {}),
+        **({"checkpointing": p.checkpointing.to_dict()} if p.checkpointing else {}),
     }

@@ -13,6 +13,8 @@ from infra.catalog.tables import local_ssd_gib
 from infra.config.addons import PRIORITY_CLASSES
 from infra.config.stack import SliceClass, SlicePool, StackConfig
 from infra.specs import storage as storage_spec
+from infra.specs import checkpointing as checkpointing_spec
+from infra.contract.checkpointing import CheckpointTierInfo
 from infra.contract.outputs import (ClusterInfo, LocalQueueInfo, PathwaysInfo, SliceClassInfo,
                                    SlicePoolInfo, StackOutputs, StorageInfo, StoreInfo)
 from infra.specs.nodepool import node_selector, tolerations
@@ -20,7 +22,8 @@ from infra.specs.slice_classes import placement as class_placement
 
 
 def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None,
-              kueue_topology_level: str | None = None) -> SlicePoolInfo:
+              kueue_topology_level: str | None = None,
+              checkpointing: CheckpointTierInfo | None = None) -> SlicePoolInfo:
     a = pool.accelerator
     return SlicePoolInfo(
         name=pool.name, accelerator=a.name, kind=a.kind, family=a.family,
@@ -32,6 +35,7 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         networking=a.networking, additional_networks=tuple(additional_networks or ()),
         kueue_topology_level=kueue_topology_level,
         local_ssd_gib=local_ssd_gib(a.machine_type), dranet=pool.dranet,
+        checkpointing=checkpointing,
     )
 
 
@@ -97,7 +101,8 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
                             release_channel=cfg.release_channel,
                             node_service_account=node_service_account),
         kubeconfig=kubeconfig,
-        slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p))
+        slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p),
+                                    checkpointing_spec.tier_info(cfg, p))
                           for p in cfg.slices)
         + tuple(e for c in cfg.slice_classes for e in class_entries(c)),
         auto_provisioning=dict(cfg.auto_provisioning.accelerators)

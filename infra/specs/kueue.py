@@ -30,6 +30,7 @@ from typing import Any
 from infra.catalog import tables as catalog
 from infra.catalog import pod_resources
 from infra.specs import kueue_dra, tas
+from infra.specs import checkpointing as checkpointing_spec
 from infra.config.addons import PRIORITY_CLASSES
 from infra.specs.addons import MANAGED_NAMESPACE_LABEL
 from infra.catalog.tables import GPU_RESOURCE, TPU_RESOURCE
@@ -135,7 +136,9 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
         run = pool.capacity.max_run_seconds
         if f.queued and run is not None:
             f.max_run_seconds = run if f.max_run_seconds is None else min(f.max_run_seconds, run)
-        share = pod_resources.pod_share(a.machine_type)
+        # Less a multi-tier checkpointing RAM disk: node memory outside any pod's request.
+        share = pod_resources.pod_share(a.machine_type,
+                                        checkpointing_spec.ram_disk_mi(cfg, pool))
         if share is not None:
             f.cpu_milli += share.cpu_milli * vms_total(pool)
             f.memory_mi += share.memory_mi * vms_total(pool)

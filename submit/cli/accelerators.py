@@ -23,6 +23,7 @@ POOL_COLUMNS = (
     ("MACHINE TYPE", "machineType"), ("TOPOLOGY", "topology"), ("SLICES", "slices"),
     ("CAPACITY", "capacityMode"), ("ZONES", "zones"),
 )
+CHECKPOINT_COLUMNS = (("CHECKPOINT RAM", "checkpointRamDisk"), ("POD MEMORY", "podMemory"))
 
 
 @click.command("accelerators")
@@ -92,4 +93,14 @@ def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
             for p in outputs.slice_pools
             if (not names or catalog.resolve(p.accelerator).name in wanted)
             and (not family or p.family == family)]
-    emit(rows, fmt, POOL_COLUMNS)
+    columns: tuple[tuple[str, str], ...] = POOL_COLUMNS
+    if any(p.checkpointing for p in outputs.slice_pools):
+        # Multi-tier checkpointing: the RAM disk each node gives up, and what a pod keeps.
+        columns += CHECKPOINT_COLUMNS
+        by_name = {p.name: p.checkpointing for p in outputs.slice_pools}
+        for row in rows:
+            tier = by_name.get(str(row["pool"]))
+            row["checkpointRamDisk"] = f"{tier.ram_disk_mi}Mi" if tier else None
+            row["podMemory"] = (f"{tier.pod_memory_mi}Mi" if tier and tier.pod_memory_mi
+                                else None)
+    emit(rows, fmt, columns)

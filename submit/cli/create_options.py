@@ -82,6 +82,10 @@ _OPTIONS = [
     click.option("--elastic-slices", type=int, metavar="N",
                   help="With --pathways: slices that may fail and come back without failing "
                        "the workload."),
+    click.option("--local-checkpoint-dir", metavar="PATH",
+                  help="Mount the RAM tier of the pool's multi-tier checkpointing at PATH "
+                       "($ACCELSTACK_LOCAL_CHECKPOINT_DIR); two or more slices "
+                       "(docs/checkpointing.md)."),
     namespace_option,
     click.option("--queue", help="LocalQueue (default: the namespace's queue)."),
     click.option("--fleet-worker", metavar="NAME",
@@ -152,6 +156,7 @@ class CreateOptions:
     resolve_image: bool = True
     fleet_worker: str | None = None
     fleet_region: str | None = None
+    local_checkpoint_dir: str | None = None
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -168,7 +173,8 @@ class CreateOptions:
             memory=self.memory, mount_service_account_token=self.mount_service_account_token,
             add_capability=self.add_capability, mount=self.mount, pathways=self.pathways,
             headless=self.headless, elastic_slices=self.elastic_slices,
-            fleet_worker=self.fleet_worker, fleet_region=self.fleet_region)
+            fleet_worker=self.fleet_worker, fleet_region=self.fleet_region,
+            local_checkpoint_dir=self.local_checkpoint_dir)
 
     @property
     def builds_image(self) -> bool:

@@ -180,6 +180,9 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
                                          nodes_readable=nodes is not None)
         if admitted and state not in ("Running", "Completed", "Failed"):
             verdict = step
+    from submit.state import checkpointing  # the tiers, when the pods use them
+
+    lines += checkpointing.describe_lines(js, pool)
     lines.append(f"Verdict: {fleet_verdict or verdict}")
     return "\n".join(lines)
 

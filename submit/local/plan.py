@@ -37,7 +37,7 @@ from submit.local.environment import choose_container, container_env, expand, in
 from submit.local.errors import PlanError
 from submit.local.hosts import Hosts, port_map, port_vars
 from submit.local.pods import Pod, dns_enabled, pod_suffix, pods_of, subdomain_of
-from submit.local.volumes import local_mounts, rewrite_paths
+from submit.local.volumes import is_local_checkpoint, local_mounts, rewrite_paths
 
 DEFAULT_GRACE_SECONDS = 30  # a pod's terminationGracePeriodSeconds when unset
 
@@ -278,6 +278,10 @@ def _process(w: _Workload, pod: Pod, ports: list[int], files: dict[str, str],
         notes.add(f"GPU node volumes {', '.join(sorted(stand_ins))} are empty stand-in "
                   "directories (the node's drivers and GPUDirect files exist only on GKE "
                   "GPU nodes; pass --local-mount NAME=DIR to use your own)")
+    if any(is_local_checkpoint(v) for v in _pod_spec(pod).get("volumes") or []):
+        notes.add("the multi-tier checkpointing volume is a directory per process, kept "
+                  "across restarts; checkpoints are not replicated to other slices nor "
+                  "backed up to the bucket (docs/checkpointing.md)")
     moved = port_vars(env, w.hosts)
     env = [(k, moved.get(k) or rewrite_paths(w.hosts.rewrite(v), mounts))
            if k not in secret else (k, v) for k, v in env]

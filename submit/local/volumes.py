@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from submit.local.errors import PlanError
 from submit.local.pods import Pod
+from submit.render.checkpointing import DRIVER as CHECKPOINT_DRIVER
 from submit.render.gpu_net import NCCL_ENV_SCRIPT, PLUMBING_VOLUMES
 
 
@@ -19,6 +20,11 @@ def is_plumbing(volume: Mapping[str, Any]) -> bool:
     same name and host path. The user's own hostPath volumes are not."""
     path = (volume.get("hostPath") or {}).get("path")
     return path is not None and PLUMBING_VOLUMES.get(str(volume.get("name"))) == path
+
+
+def is_local_checkpoint(volume: Mapping[str, Any]) -> bool:
+    """The multi-tier checkpointing volume --local-checkpoint-dir adds."""
+    return (volume.get("csi") or {}).get("driver") == CHECKPOINT_DRIVER
 
 
 def local_mounts(pod_spec: dict[str, Any], container: dict[str, Any], pod: Pod,
@@ -51,6 +57,11 @@ def local_mounts(pod_spec: dict[str, Any], container: dict[str, Any], pod: Pod,
             continue  # this machine's /dev/shm, shared by every local process
         elif "emptyDir" in vol:
             local = f"{run_dir}/volumes/{pod.hostname}/{name}"  # one per pod
+            dirs.append(local)
+        elif is_local_checkpoint(vol):
+            # Multi-tier checkpointing's RAM tier: a directory per process, kept across
+            # restarts (no peer replication, no backup: Plan.notes says so).
+            local = f"{run_dir}/volumes/{pod.hostname}/{name}"
             dirs.append(local)
         elif is_plumbing(vol):
             # The node's drivers and GPUDirect files exist only on a GKE GPU node, and the

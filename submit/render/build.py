@@ -24,6 +24,7 @@ from submit.render.spec import (
 
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
+    from submit.render.checkpointing import LocalCheckpoint
     from submit.render.pathways_options import PathwaysSpec
 
 
@@ -90,6 +91,7 @@ def build_spec(
     mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
     elastic_slices: int | None = None, node_version: str | None = None,
     fleet_worker: str | None = None, fleet_region: str | None = None,
+    local_checkpoint_dir: str | None = None,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -126,7 +128,8 @@ def build_spec(
                         f"stack {outputs.stack!r} is not a fleet; give a fleet's --stack or "
                         "--outputs (docs/fleets.md)")
     priority = _priority(outputs, priority)
-    too_big = pod_resources.check_request(chosen.machine_type, cpu, memory)
+    reserved = chosen.checkpointing.ram_disk_mi if chosen.checkpointing else 0
+    too_big = pod_resources.check_request(chosen.machine_type, cpu, memory, reserved)
     if too_big is not None:
         raise SpecError(*too_big)
     ttl_seconds = parse_ttl(ttl)
@@ -138,6 +141,8 @@ def build_spec(
     env_vars = _env(env, env_file, secret_env)
     cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
     checked = _mounts(mount, outputs, ns, chosen, replicas, node_version)
+    local = (_local_checkpoint(local_checkpoint_dir, outputs, chosen, replicas, pathways,
+                               checked) if local_checkpoint_dir is not None else None)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
@@ -149,6 +154,7 @@ def build_spec(
         mount_service_account_token=mount_service_account_token, capabilities=capabilities,
         mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
         pathways=pathways_spec, managed_by=managed_by, fleet_workers=able,
+        local_checkpoint=local,
     )
 
 
@@ -266,3 +272,12 @@ def _mounts(mount: Sequence[str], outputs: StackOutputs, ns: str, chosen: SliceP
             node_version=node_version)
     except mounts_mod.MountError as e:
         raise SpecError("--mount", str(e)) from None
+
+
+def _local_checkpoint(path: str, outputs: StackOutputs, chosen: SlicePoolInfo, replicas: int,
+                      pathways: bool, mounts: Sequence[mounts_mod.Mount]
+                      ) -> LocalCheckpoint:
+    from submit.render import checkpointing  # late: --local-checkpoint-dir only
+
+    return checkpointing.check(path, outputs, chosen, replicas, pathways=pathways,
+                               taken=("/dev/shm", CONFIG_MOUNT, *(m.path for m in mounts)))

@@ -110,7 +110,9 @@ def _resources(spec: WorkloadSpec) -> dict[str, Any]:
     amounts: dict[str, str] = {}
     if pool.resource_name:
         amounts[pool.resource_name] = str(pool.chips_per_vm)
-    share = pod_resources.container_share(pool.machine_type)  # less a GPUDirect sidecar
+    # Less a GPUDirect sidecar, and a multi-tier checkpointing RAM disk on the pool's nodes.
+    reserved = pool.checkpointing.ram_disk_mi if pool.checkpointing else 0
+    share = pod_resources.container_share(pool.machine_type, reserved)
     cpu = spec.cpu or (share.cpu if share else None)
     memory = spec.memory or (share.memory if share else None)
     if cpu:
@@ -258,6 +260,10 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     elif spec.service_account:
         # The namespace's job account, stores or not (mounts.decorate sets it with them).
         pod["serviceAccountName"] = spec.service_account
+    if spec.local_checkpoint is not None:  # late: --local-checkpoint-dir only
+        from submit.render import checkpointing
+
+        checkpointing.decorate(pod, spec.pool, spec.local_checkpoint)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}

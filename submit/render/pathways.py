@@ -202,7 +202,9 @@ def _worker(spec: WorkloadSpec, pw: PathwaysSpec,
     amounts: dict[str, str] = {}
     if pool.resource_name:
         amounts[pool.resource_name] = str(pool.chips_per_vm)
-    share = pod_resources.pod_share(pool.machine_type)
+    # Less a multi-tier checkpointing RAM disk on the pool's nodes, as Kueue counts it.
+    reserved = pool.checkpointing.ram_disk_mi if pool.checkpointing else 0
+    share = pod_resources.pod_share(pool.machine_type, reserved)
     resources = (_amounts(share.cpu_milli, share.memory_mi, amounts) if share
                  else {"requests": dict(amounts), "limits": dict(amounts)})
     pod["containers"] = [{

@@ -22,6 +22,7 @@ from submit.render import envfile
 
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
+    from submit.render.checkpointing import LocalCheckpoint
     from submit.render.pathways_options import PathwaysSpec
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
@@ -109,6 +110,9 @@ class WorkloadSpec:
     # can run it (submit/render/fleet.py).
     managed_by: str | None = None
     fleet_workers: tuple[str, ...] = ()
+    # --local-checkpoint-dir: the RAM tier of multi-tier checkpointing
+    # (submit/render/checkpointing.py).
+    local_checkpoint: LocalCheckpoint | None = None
 
     @property
     def replicated_job(self) -> str:

@@ -69,7 +69,9 @@ def flavors(workers: Mapping[str, StackOutputs]) -> list[Flavor]:
             key = pool_key(p)
             f = out.setdefault(key, Flavor(key, p.resource_name, dict(p.node_selector), [], 0))
             f.quota += p.chips_per_slice * p.slice_count
-            share = pod_resources.pod_share(p.machine_type)
+            # Less a multi-tier checkpointing RAM disk, as the worker's own quota counts it.
+            reserved = p.checkpointing.ram_disk_mi if p.checkpointing else 0
+            share = pod_resources.pod_share(p.machine_type, reserved)
             if share is not None:
                 f.cpu_milli += share.cpu_milli * p.vms_per_slice * p.slice_count
                 f.memory_mi += share.memory_mi * p.vms_per_slice * p.slice_count
