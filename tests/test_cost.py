@@ -162,10 +162,10 @@ def test_a_slice_class_is_a_range_and_stays_out_of_the_total() -> None:
     fig = price.price_stack(ev.config, t)
     burst = next(c for c in fig.classes if c.name == "burst")
     # v6e-16 (16 chips) at the cheapest (spot), v6e-64 (64 chips) at the dearest (on-demand).
-    assert (burst.slice_low, burst.slice_high) == (pytest.approx(16.0), pytest.approx(172.8))
+    assert burst.slice_low == pytest.approx(16.0) and burst.slice_high == pytest.approx(172.8)
     # At its limits: 256 chips (8 slices of up to 64 chips, at most 256 chips).
     assert burst.full_chips == 256
-    assert (burst.full_low, burst.full_high) == (pytest.approx(256.0), pytest.approx(691.2))
+    assert burst.full_low == pytest.approx(256.0) and burst.full_high == pytest.approx(691.2)
     assert burst.unknown == ()
     short = next(c for c in fig.classes if c.name == "short")
     assert short.unknown == ("v6e-8-1vm flex-start",)  # the table has no flex-start price

@@ -107,18 +107,19 @@ def pricing(skus: Sequence[Mapping[str, Any]], want: Iterable[Wanted]
     for w in want:
         shape = vm_shape(w.machine_type)
         series = w.machine_type.split("-", 1)[0].upper()
-        parts = []
+        found = []
         for resource in ("Core", "Ram"):
             text = f"{SKU_PREFIX[w.mode]}{series} Instance {resource} running in"
             sku = _find(skus, text, w.region, USAGE_TYPES[w.mode])
             latest = _latest(sku) if sku else None
-            parts.append((sku, latest))
-        if shape is None or any(s is None or latest is None for s, latest in parts):
+            if sku is not None and latest is not None:
+                found.append((sku, latest))
+        if shape is None or len(found) != 2:
             missing.append(f"vm/{w.machine_type} {w.mode} in {w.region}: no "
                            f"{series} core and RAM SKUs sold there in the response"
                            if shape else f"vm/{w.machine_type}: vCPUs and memory unknown")
             continue
-        (core, (t1, per_core, _)), (ram, (t2, per_gib, _)) = parts  # type: ignore[misc]
+        (core, (t1, per_core, _)), (ram, (t2, per_gib, _)) = found
         usd = shape.vcpus * per_core + shape.memory_gb * per_gib
         entries.append({
             "item": f"vm/{w.machine_type}", "unit": "vm-hour", "region": w.region,
@@ -137,12 +138,15 @@ def merged(text: str, entries: Sequence[Mapping[str, Any]], today: str) -> str:
     header = "".join(line for line in text.splitlines(keepends=True)
                      if line.startswith("#"))
     data = yaml.safe_load(text)
-    key = lambda e: (e["item"], e["region"], e["mode"])  # noqa: E731
-    new = {key(e): dict(e) for e in entries}
-    kept = [e for e in data.get("prices") or [] if key(e) not in new]
-    data["prices"] = sorted(kept + list(new.values()), key=key)
+    new = {_key(e): dict(e) for e in entries}
+    kept = [e for e in data.get("prices") or [] if _key(e) not in new]
+    data["prices"] = sorted(kept + list(new.values()), key=_key)
     data["asOf"] = today
-    return header + yaml.safe_dump(data, sort_keys=False, width=100)
+    return header + str(yaml.safe_dump(data, sort_keys=False, width=100))
+
+
+def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:
+    return str(entry["item"]), str(entry["region"]), str(entry["mode"])
 
 
 def fetch(service: str = SERVICE) -> list[dict[str, Any]]:  # pragma: no cover - network
