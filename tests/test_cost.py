@@ -303,3 +303,21 @@ def test_the_preview_policy_run_refuses_an_over_budget_change(tmp_path: Path) ->
     assert "v6e-training: [budget] gcp:container/cluster:Cluster trillium: the stack costs " \
         "at least $2,764.90/hour" in result.output
     assert "over its budget of $1,000.00/hour" in result.output
+
+
+def test_the_budget_rule_under_crossguard(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same rule as the CrossGuard pack runs it, the stack's config from the environment
+    # the Pulumi CLI gives the pack (tests/test_policy_pack.py has the helpers).
+    from test_policy_pack import _args, _set_config, _stack_config, _violations
+
+    path = ROOT / "stacks" / "Pulumi.v6e-training.yaml"
+    config = _stack_config(path)
+    config["accelstack:policy"] = {"budgetPerHour": 1000}
+    _set_config(monkeypatch, config, "v6e-training")
+    found = _violations(_args(harness.evaluate_file(path)))
+    assert list(found) == ["budget"]
+    [(message, urn)] = found["budget"]
+    assert message.startswith("gcp:container/cluster:Cluster trillium: the stack costs at "
+                              "least $2,764.90/hour")
+    assert "over its budget of $1,000.00/hour; fix: " in message
+    assert urn == "urn:pulumi:test::accelstack::gcp:container/cluster:Cluster::trillium"
