@@ -73,24 +73,10 @@ def summary(doc: dict[str, Any], by_type: bool = True) -> list[str]:
              + (f"; pools: {pools}" if pools else ""),
              verdict]
     if "cost" in doc:
-        from infra.cost import price
+        from infra.preview import costs
 
-        lines += price.summary_lines(_figures_of(doc["cost"]))
+        lines += costs.summary_lines(doc["cost"])
     return lines
-
-
-def _figures_of(cost: dict[str, Any]) -> Any:
-    """The figures back from a preview document's ``cost`` (as a snapshot holds them)."""
-    from infra.cost import price
-
-    return price.Figures(
-        cost["kind"], cost["priceTableAsOf"],
-        tuple(price.Line(x["part"], x["size"], x["mode"], x["perHour"], x["basis"])
-              for x in cost.get("lines", [])),
-        tuple(price.ClassRange(c["class"], c["perSlice"]["low"], c["perSlice"]["high"],
-                               c["atLimits"]["chips"], c["atLimits"]["low"],
-                               c["atLimits"]["high"], tuple(c["unknown"]))
-              for c in cost.get("sliceClasses", [])))
 
 
 def _mask(value: Any) -> Any:
@@ -285,7 +271,10 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs = _evaluate(paths)
-    _warn_price_table_age()
+    from infra.preview import costs
+
+    for warning in costs.table_warnings():
+        click.echo(f"warning: {warning}", err=True)
     for doc in docs:
         for warning in doc.get("warnings", []):
             click.echo(f"{doc['stack']}: warning: {warning}", err=True)
@@ -314,17 +303,6 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         sys.exit(EXIT_CHANGED)
     if failed:
         sys.exit(EXIT_POLICY)
-
-
-def _warn_price_table_age() -> None:
-    """A warning on stderr when the shipped price table is older than its set age."""
-    from datetime import date
-
-    from infra.cost import table
-
-    warning = table.shipped().age_warning(date.today())
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
 
 
 def _reader_gone() -> None:

@@ -3,6 +3,7 @@ what changed in them against the snapshot, in $/hour, for the pull-request diff.
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,25 @@ def figures(path: Path, ev: harness.Evaluation, tbl: prices.Table | None = None)
         plan = pools_spec.plan(cfg, host.get("accelstack"))
         return price.price_stack(plan.cfg, tbl, pools_only=True)
     return price.price_stack(cfg, tbl)
+
+
+def summary_lines(cost: dict[str, Any]) -> list[str]:
+    """The summary lines of a preview document's ``cost`` (as a snapshot holds it)."""
+    fig = price.Figures(
+        cost["kind"], cost["priceTableAsOf"],
+        tuple(price.Line(x["part"], x["size"], x["mode"], x["perHour"], x["basis"])
+              for x in cost.get("lines", [])),
+        tuple(price.ClassRange(c["class"], c["perSlice"]["low"], c["perSlice"]["high"],
+                               c["atLimits"]["chips"], c["atLimits"]["low"],
+                               c["atLimits"]["high"], tuple(c["unknown"]))
+              for c in cost.get("sliceClasses", [])))
+    return price.summary_lines(fig)
+
+
+def table_warnings(today: date | None = None) -> list[str]:
+    """A warning when the shipped price table is older than its set age."""
+    warning = prices.shipped().age_warning(today or date.today())
+    return [warning] if warning else []
 
 
 def _usd(value: Any) -> str:
