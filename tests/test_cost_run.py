@@ -126,3 +126,14 @@ def test_a_run_prints_its_bound_first_and_its_cost_last(
     assert lines[-2].startswith("run train: cost: about $")
     assert lines[-2].endswith(f"from `up` to the end of the teardown (${PER_HOUR:,.2f}/hour)")
     assert lines[-1] == "run train: exit 0 (the work succeeded)"
+
+
+def test_a_kept_run_says_what_it_keeps_costing(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer, priced: None) -> None:
+    finish(server, "Completed")
+    proj = project(tmp_path)
+    code, err = _run(*run_argv(proj, "--keep"))
+    assert code == 0, err
+    assert f"run train: cost: it stays up at ${PER_HOUR:,.2f}/hour\n" in err
+    assert "cost: about" not in err
+    assert _run("reap", "--project-dir", str(proj), "train")[0] == 0

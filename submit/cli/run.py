@@ -307,8 +307,8 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
     if outcome.kept or code == pl.Exit.TEARDOWN_FAILED:
         click.echo(f"the stack {run_name} is still up; take it down with:\n  "
                    f"{pl.teardown_command(plan)}", err=True)
-    if not outcome.kept:
-        click.echo(f"run {run_name}: {cost.spent(held)}", err=True)
+    click.echo(f"run {run_name}: {cost.spent(held)}" if not outcome.kept else
+               f"run {run_name}: cost: it stays up at {cost.figures.total_text()}", err=True)
     click.echo(f"run {run_name}: exit {int(code)} ({_MEANING[code]})", err=True)
     sys.exit(int(code))
 
