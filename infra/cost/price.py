@@ -198,6 +198,9 @@ def price_stack(cfg: StackConfig, table: Table, *, pools_only: bool = False) -> 
              for p in cfg.slices]
     if not pools_only:
         sp = cfg.system_pool
+        # max_node_count is "Maximum number of nodes for one location in the node pool"
+        # (google.container.v1.NodePoolAutoscaling; https://cloud.google.com/php/docs/
+        # reference/cloud-container/latest/V1.NodePoolAutoscaling): one per zone.
         nodes = sp.max_nodes * len(cfg.zones)
         lines.append(_line("system pool", f"{nodes} x {sp.machine_type} ({sp.max_nodes} "
                            f"per zone, {len(cfg.zones)} zone{'s' if len(cfg.zones) != 1 else ''})",
