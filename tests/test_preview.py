@@ -50,7 +50,7 @@ def test_preview_is_sorted_and_stable(docs: dict[str, dict[str, Any]]) -> None:
     assert len(keys) == len(set(keys))
     again = preview.desired_state(ROOT / "stacks" / "Pulumi.v5e-spot.yaml")
     assert preview.dump(again) == preview.dump(doc)
-    assert {"resources", "outputs", "policy", "stack"} == set(doc)
+    assert {"resources", "outputs", "policy", "stack", "cost"} == set(doc)
     cluster = next(r for r in doc["resources"] if r["type"] == "gcp:container/cluster:Cluster")
     assert cluster["parent"] == "v5e-spot" and cluster["name"] == "v5e-spot"
     assert cluster["inputs"]["initialNodeCount"] == 1  # numbers print as integers

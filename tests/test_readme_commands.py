@@ -56,6 +56,9 @@ NOT_HERE = {
     ".venv/bin/python bench/sweep.py": "a timing benchmark",
     ".venv/bin/python bench/classes.py": "a timing benchmark",
     ".venv/bin/python bench/sweep_dry_run.py": "a timing benchmark",
+    "accelstack-prices refresh --write": "reads the live Cloud Billing Catalog API; "
+                                         "tests/test_cost_refresh.py runs the same command "
+                                         "on recorded SKU responses (--skus)",
 }
 
 

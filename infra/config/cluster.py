@@ -27,7 +27,7 @@ NAP_KEYS = ("cpu", "memoryGb", "accelerators")
 POLICY_RULES = ("workload-identity", "node-service-account", "shielded-nodes",
                 "authorized-networks", "deletion-protection", "capacity-reservation",
                 "image-latest-tag", "required-labels", "accelerator-auto-repair",
-                "plain-secret-config", "public-bucket")
+                "plain-secret-config", "public-bucket", "budget")
 
 _PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+\Z")
@@ -70,6 +70,9 @@ class Policy:
     production: bool = False
     required_labels: tuple[str, ...] = ()
     waivers: Mapping[str, str] = field(default_factory=dict)  # rule -> written reason
+    # The most the stack may cost per hour while it stands, in USD (the budget rule,
+    # infra/policy/rules.py, prices it with infra/cost); None: no budget.
+    budget_per_hour: float | None = None
 
 
 @record
@@ -281,7 +284,7 @@ def _auto_provisioning(r: Reader, value: Any) -> AutoProvisioning | None:
 
 def parse_policy(r: Reader, value: Any) -> Policy:
     path = "policy"
-    raw = r.obj(value, path, ("production", "requiredLabels", "waivers"))
+    raw = r.obj(value, path, ("production", "requiredLabels", "waivers", "budgetPerHour"))
     production = r.get(raw, "production", path, bool, default=False)
     labels = r.get(raw, "requiredLabels", path, list, default=[])
     for i, key in enumerate(labels):
@@ -303,4 +306,10 @@ def parse_policy(r: Reader, value: Any) -> Policy:
             if rule in waivers:
                 r.fail(f"{wpath}.rule", f"{show(rule)} is waived twice")
             waivers[rule] = reason.strip()
-    return Policy(production, tuple(labels), waivers)
+    budget = r.get(raw, "budgetPerHour", path, (int, float))
+    if budget is not None and budget <= 0:
+        r.fail(f"{path}.budgetPerHour", f"{show(budget)} is not a positive number of US "
+               "dollars per hour")
+        budget = None
+    return Policy(production, tuple(labels), waivers,
+                  float(budget) if budget is not None else None)

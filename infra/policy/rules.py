@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from infra.catalog import tables as catalog
 from infra.contract.images import image_has_digest, image_tag
 from infra.config.stack import POLICY_RULES, StackConfig
+from infra.cost import price, table as prices
 from infra.record import record
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -309,6 +310,29 @@ def _bucket_prevention(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]
                           "set publicAccessPrevention: enforced")
 
 
+def _budget(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
+    """The stack's standing cost (infra/cost/price.py, the shipped price table) within its
+    ``policy.budgetPerHour``. A total with unpriced parts cannot be shown to be within it."""
+    budget = cfg.policy.budget_per_hour
+    if budget is None:
+        return
+    fig = price.price_stack(cfg, prices.shipped())
+    where = f"{CLUSTER} {cfg.cluster_name}"
+    if fig.known_total > budget:
+        yield Finding("budget", where,
+                      f"the stack costs {fig.total_text()} while it stands, over its budget "
+                      f"of {price.usd(budget)}/hour",
+                      "make fewer or smaller slices, or other capacity modes "
+                      "(`accelstack-preview STACK --summary` prices each part), or raise "
+                      "policy.budgetPerHour")
+    elif fig.unknown:
+        yield Finding("budget", where,
+                      f"the stack costs {fig.total_text()}: within its budget of "
+                      f"{price.usd(budget)}/hour cannot be shown while parts are unpriced",
+                      "add their prices to the price table (docs/cost.md), or waive the rule "
+                      "with a reason")
+
+
 RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {
     "workload-identity": _workload_identity,
     "node-service-account": _node_service_account,
@@ -321,6 +345,7 @@ RULES: dict[str, Callable[[StackConfig, list[Item]], Iterable[Finding]]] = {
     "accelerator-auto-repair": _auto_repair,
     "plain-secret-config": _plain_secrets,
     "public-bucket": _public_buckets,
+    "budget": _budget,
 }
 assert tuple(RULES) == POLICY_RULES
 

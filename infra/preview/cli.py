@@ -72,6 +72,10 @@ def summary(doc: dict[str, Any], by_type: bool = True) -> list[str]:
              f"outputs: {', '.join(sorted(outputs)) or 'none'}"
              + (f"; pools: {pools}" if pools else ""),
              verdict]
+    if "cost" in doc:
+        from infra.preview import costs
+
+        lines += costs.summary_lines(doc["cost"])
     return lines
 
 
@@ -114,7 +118,12 @@ def desired_state(path: Path) -> dict[str, Any]:
     from infra.policy import rules as policy
     from infra.specs import image_cache as image_cache_spec
 
+    from infra.preview import costs
+
     ev = harness.evaluate_file(path)
+    # What the stack costs per hour while it stands (docs/cost.md), part of the snapshot so
+    # that a pull request shows the change in $/hour beside the resources.
+    cost = costs.figures(path, ev).to_dict()
     resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
                   "inputs": _mask(r.inputs)} for r in ev.resources]
     if not hasattr(ev.config, "policy"):
@@ -122,7 +131,7 @@ def desired_state(path: Path) -> dict[str, Any]:
         # cluster: the cluster rules do not apply.
         return {"stack": harness.stack_name(path), "resources": resources,
                 "outputs": harness.plain_outputs(ev),
-                "policy": {"findings": [], "waivers": {}}}
+                "policy": {"findings": [], "waivers": {}}, "cost": cost}
     items = [policy.Item(r["type"], r["name"], r["inputs"]) for r in resources]
     # Every key of the stack file (all namespaces) for the rules on config itself.
     stack_config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
@@ -136,6 +145,7 @@ def desired_state(path: Path) -> dict[str, Any]:
             "findings": [f.to_dict() for f in findings],
             "waivers": dict(ev.config.policy.waivers),
         },
+        "cost": cost,
     }
     # Config checks that warn rather than refuse (the Pulumi program logs the same ones).
     warnings = image_cache_spec.warnings(ev.config)
@@ -195,6 +205,9 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         lines.append("~ outputs")
         for f in out_changes:
             lines.append(f"    {f}: {_show(oa.get(f), f in oa)} -> {_show(ob.get(f), f in ob)}")
+    from infra.preview import costs
+
+    lines += costs.diff(old.get("cost"), new.get("cost"))
     # A finding or waiver that comes or goes is part of the review (docs/review.md).
     fa, fb = _findings(old), _findings(new)
     if fa != fb:
@@ -235,6 +248,10 @@ def _show(value: Any, present: bool) -> str:
 @click.option("--summary", "summary_only", is_flag=True,
               help="Print each stack's summary (resources, outputs, pools, policy verdict) "
                    "instead of its desired state.")
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True,
+              help="How to print the desired state: YAML with the summary as comments, or "
+                   "one JSON document per stack (one per line), the cost figures included.")
 @click.option("--quiet", is_flag=True,
               help="Do not print the desired state (nor its summary).")
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
@@ -243,7 +260,7 @@ def _show(value: Any, present: bool) -> str:
                    "Pulumi.yaml].")
 def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
          check_snapshots: bool, update_snapshots: bool, run_policy: bool, summary_only: bool,
-         quiet: bool,
+         fmt: str, quiet: bool,
          project_dir: str | None) -> None:
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
@@ -254,6 +271,10 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs = _evaluate(paths)
+    from infra.preview import costs
+
+    for warning in costs.table_warnings():
+        click.echo(f"warning: {warning}", err=True)
     for doc in docs:
         for warning in doc.get("warnings", []):
             click.echo(f"{doc['stack']}: warning: {warning}", err=True)
@@ -262,6 +283,9 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         for doc in docs if not quiet else []:
             if summary_only:
                 click.echo("\n".join(summary(doc, by_type=False)))
+                continue
+            if fmt == "json":
+                click.echo(json.dumps(doc, sort_keys=True))
                 continue
             # The summary first; as YAML comments, so that stdout stays the YAML it was.
             click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)

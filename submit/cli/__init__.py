@@ -4,7 +4,7 @@ besides the preview command. Shell completion alone reads a stack file (infra.co
 .stack_file) to offer pool names without running pulumi.
 
 May import: submit, infra.catalog, infra.contract, infra.config.errors, infra.config.stack, infra.record, infra.lazy_re,
-    infra.config.stack_file
+    infra.config.stack_file, infra.cost
 Must not import: pulumi, pulumi_gcp, pulumi_kubernetes
 """
 

@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -236,11 +237,18 @@ def _pulumi() -> Any:
               help="The work: a job group file (as `workload create-group`).")
 @click.option("--experiment", "experiment_file", type=click.Path(dir_okay=False),
               metavar="FILE", help="The work: an experiment file (as `experiment submit`).")
+@click.option("--max-hours", type=click.FloatRange(min=0, min_open=True), metavar="HOURS",
+              help="The time the run's cost is bounded for (docs/cost.md) [default: its "
+                   "--expires-in].")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+              help="Refuse to start a run that may cost more than USD US dollars in its "
+                   "time limit (or whose cost cannot be bounded: a part the price table "
+                   "does not price).")
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, type=click.Path(file_okay=False),
               metavar="DIR", help="Pulumi project directory (where Pulumi.yaml is).")
 def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool,
-        expires_in: float,
+        expires_in: float, max_hours: float | None, max_cost: float | None,
         timeout: float, interval: float, logs_dir: str | None, group_file: str | None,
         experiment_file: str | None, project_dir: str, **options: Any) -> None:
     """Bring up a stack from STACK (a stack file, or a stack name in the project's
@@ -270,6 +278,7 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         shown = os.path.relpath(path, project_dir)
     except ValueError:
         shown = str(path)
+    cost = _cost(config, expires_in, max_hours, max_cost)
     user, host = getpass.getuser(), socket.gethostname()
     plan = pl.RunPlan(name=run_name, project_dir=project_dir, stack_file=shown, config=config,
                       ttl_seconds=int(expires_in), keep=keep, owner=f"{user}@{host}",
@@ -283,7 +292,11 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         where = (f"pools on the cluster of {plan.on_cluster} (stack {run_name}, from {shown})"
                  if plan.on_cluster else f"a stack from {shown}")
         console.line(f"run {run_name}: {work.describe} on {where}")
+        for line in cost.lines():
+            console.line(f"run {run_name}: {line}")
+        started = time.monotonic()
         outcome = runner.run(_pulumi())
+        held = time.monotonic() - started
     except InUse as e:
         raise click.ClickException(str(e)) from None
     finally:
@@ -294,8 +307,25 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
     if outcome.kept or code == pl.Exit.TEARDOWN_FAILED:
         click.echo(f"the stack {run_name} is still up; take it down with:\n  "
                    f"{pl.teardown_command(plan)}", err=True)
+    click.echo(f"run {run_name}: {cost.spent(held)}" if not outcome.kept else
+               f"run {run_name}: cost: it stays up at {cost.figures.total_text()}", err=True)
     click.echo(f"run {run_name}: exit {int(code)} ({_MEANING[code]})", err=True)
     sys.exit(int(code))
+
+
+def _cost(config: dict[str, Any], expires_in: float, max_hours: float | None,
+          max_cost: float | None) -> Any:
+    """The run's cost lines (infra/cost/run.py), checked against --max-cost before anything
+    is made."""
+    from infra.cost import run as run_cost
+
+    limit = ("--max-hours" if max_hours is not None else
+             f"its TTL, --expires-in {expires_in / 3600:g}h")
+    cost = run_cost.estimate(config, max_hours or expires_in / 3600, limit)
+    problem = cost.refusal(max_cost)
+    if problem:
+        raise click.BadParameter(problem, param_hint="'--max-cost'")
+    return cost
 
 
 run.params.extend(_workload_params())

@@ -60,6 +60,7 @@ DESCRIPTIONS = {
     "accelerator-auto-repair": "TPU and GPU node pools have node auto-repair on.",
     "plain-secret-config": "Credentials are never stored as plain stack config.",
     "public-bucket": "No Cloud Storage bucket or object is public.",
+    "budget": "The stack's standing cost within its policy.budgetPerHour.",
 }
 WAIVER_SCHEMA = PolicyConfigSchema(
     properties={"waiver": {"type": "string", "minLength": MIN_REASON}})
