@@ -218,6 +218,8 @@ def load(data: Any) -> StackOutputs:
             dranet=_need(raw, "dranet", bool, q) if "dranet" in raw else False,
             compute_class=(_need(raw, "computeClass", str, q)
                            if "computeClass" in raw else None),
+            slice_topology=(_need(raw, "sliceTopology", str, q)
+                            if "sliceTopology" in raw else None),
         )
         if info.local_ssd_gib < 0:
             raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")

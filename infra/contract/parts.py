@@ -71,6 +71,12 @@ class SlicePoolInfo:
     # ``slice_count`` is the most slices of this shape the class may hold at once.
     # Written only for class entries, and optional when loading.
     compute_class: str | None = None
+    # Dynamic slicing (TPU7x sub-blocks, infra/specs/dynamic_slicing.py): the slice shape
+    # GKE's slice controller joins the pool's sub-blocks into, which a workload on this
+    # entry asks for (annotation cloud.google.com/gke-tpu-slice-topology). One entry per
+    # shape the pool offers; ``slice_count`` is how many such slices its sub-blocks make at
+    # once. None for fixed slices. Written only for such entries, optional when loading.
+    slice_topology: str | None = None
 
     @property
     def chips_per_slice(self) -> int:
@@ -168,4 +174,5 @@ def pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "localSsdGiB": p.local_ssd_gib,
         "dranet": p.dranet,
         **({"computeClass": p.compute_class} if p.compute_class else {}),
+        **({"sliceTopology": p.slice_topology} if p.slice_topology else {}),
     }

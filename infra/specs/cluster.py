@@ -15,6 +15,7 @@ import yaml
 
 from infra.specs.addons import (JOBSET_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT,
                                KUEUE_WEBHOOK_PORT)
+from infra.specs import dynamic_slicing as dynamic_spec
 from infra.specs import storage as storage_spec
 from infra.specs.slice_classes import autoscaling as class_autoscaling
 from infra.config.stack import StackConfig
@@ -108,6 +109,8 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
             "horizontal_pod_autoscaling": {"disabled": False},
             # Filestore, Parallelstore and Lustre CSI drivers, for the stores declared.
             **storage_spec.csi_addons(cfg),
+            # GKE's slice controller, for dynamic slicing pools (infra/specs/dynamic_slicing.py).
+            **dynamic_spec.cluster_addons(cfg),
         },
         "logging_config": {"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         "monitoring_config": {
