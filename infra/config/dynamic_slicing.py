@@ -101,6 +101,7 @@ def parse(r: Reader, value: Any, entry: str, accel: Accelerator, mode: str,
     if image.upper() not in COS_IMAGES:
         r.fail(f"{path}.imageType", f"{show(image)}: dynamic slicing needs Container-Optimized "
                f"OS nodes (GKE: {PAGE}, Requirements); allowed: {one_of(COS_IMAGES)}")
+    listed = len(r.problems)
     subs = _sub_blocks(r, raw, path, reservation or "", used)
     if count is not None and subs and count != len(subs):
         r.fail(f"{entry}.count",
@@ -109,7 +110,9 @@ def parse(r: Reader, value: Any, entry: str, accel: Accelerator, mode: str,
     per_block: dict[str, int] = {}
     for sb in subs:
         per_block[sb.block] = per_block.get(sb.block, 0) + 1
-    shapes = _shapes(r, raw, path, accel, max(per_block.values(), default=0))
+    # A refused sub-block leaves the count unknown: shapes are not measured against it.
+    most = max(per_block.values(), default=0) if len(r.problems) == listed else None
+    shapes = _shapes(r, raw, path, accel, most)
     if len(r.problems) > before:
         return None
     return DynamicSlicing(sub_blocks=tuple(subs), shapes=tuple(shapes))
@@ -150,8 +153,9 @@ def _sub_blocks(r: Reader, raw: dict[str, Any], path: str, reservation: str,
 
 
 def _shapes(r: Reader, raw: dict[str, Any], path: str, accel: Accelerator,
-            sub_blocks: int) -> list[str]:
-    """The shapes, smallest first; ``sub_blocks``: the most the pool has in one block."""
+            most: int | None) -> list[str]:
+    """The shapes, smallest first; ``most``: the most sub-blocks the pool has in one
+    block (None: not known)."""
     shapes = r.get(raw, "shapes", path, list, required=True) or []
     if "shapes" in raw and not shapes:
         r.fail(f"{path}.shapes", "must list at least one slice shape, such as 4x4x4")
@@ -171,13 +175,13 @@ def _shapes(r: Reader, raw: dict[str, Any], path: str, accel: Accelerator,
                    f"of the {gen.sub_block} sub-block), i <= j <= k, at most "
                    f"{gen.max_sub_blocks} sub-blocks (e.g. 4x4x4, 4x4x8, 4x8x8, 8x8x8)")
             continue
-        if needed > sub_blocks:
+        if most is not None and needed > most:
             # GKE's TPU slice controller (tpu-slice-controller, its JobSet webhook:
             # annotateReplicatedJobWithTopology) asks Kueue for all of a slice's pods
             # in one cloud.google.com/gce-topology-block (podset-required-topology), so a
             # slice is made of the sub-blocks of one reservation block.
             r.fail(at, f"{show(shape)} joins {needed} sub-blocks; the pool declares at most "
-                   f"{sub_blocks} in one reservation block (dynamicSlicing.reservationBlocks;"
+                   f"{most} in one reservation block (dynamicSlicing.reservationBlocks;"
                    " a slice's sub-blocks share a block)")
             continue
         if text in out:
