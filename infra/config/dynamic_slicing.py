@@ -30,7 +30,6 @@ from typing import Any, MutableMapping
 from infra.catalog import tables as catalog
 from infra.catalog.gke_versions import GkeVersion, below, shown, version_tuple
 from infra.catalog.tables import Accelerator
-from infra.catalog.topology import dims, product, sub_blocks
 from infra.config.errors import one_of, show
 from infra.config.fields import GKE_NAME
 from infra.config.reader import Reader
@@ -188,15 +187,20 @@ def _shapes(r: Reader, raw: dict[str, Any], path: str, accel: Accelerator,
             r.fail(at, f"{show(shape)} is listed twice")
             continue
         out.append(text)
-    out.sort(key=lambda s: (product(dims(s)), s))
+    out.sort(key=lambda s: (catalog.resolve(f"{gen.prefixes[0]}-{s}").chips if gen else 0, s))
     return out
 
 
 def _needed(gen: catalog.TpuGeneration, text: str) -> int | None:
+    """The sub-blocks a slice of ``text`` joins (the catalog's rule), or None."""
     parts = text.split("x")
     if len(parts) != gen.dims or not all(p.isdigit() and int(p) > 0 for p in parts):
         return None
-    return sub_blocks(gen, text)
+    try:
+        entry = catalog.resolve(f"{gen.prefixes[0]}-{text}")
+    except catalog.UnknownAccelerator:
+        return None  # not a slice of the generation at all (e.g. 8x4x4)
+    return catalog.sub_blocks(entry)
 
 
 def check_cluster(r: Reader, path: str, channel: str | None, version: GkeVersion | None) -> None:
