@@ -25,7 +25,7 @@ Pure; no pulumi. infra/config/slices.py calls ``parse`` for an entry that has th
 
 from __future__ import annotations
 
-from typing import Any, MutableMapping
+from typing import Any, MutableMapping, Sequence
 
 from infra.catalog import tables as catalog
 from infra.catalog.gke_versions import GkeVersion, below, shown, version_tuple
@@ -68,6 +68,14 @@ class DynamicSlicing:
     shapes: tuple[str, ...]
 
 
+def sub_blocks_per_block(subs: Sequence[SubBlock]) -> dict[str, int]:
+    """How many of ``subs`` each reservation block holds (a slice's sub-blocks share one)."""
+    out: dict[str, int] = {}
+    for sb in subs:
+        out[sb.block] = out.get(sb.block, 0) + 1
+    return out
+
+
 def parse(r: Reader, value: Any, entry: str, accel: Accelerator, mode: str,
           reservation: str | None, block: str | None, count: int | None,
           used: MutableMapping[str, str]) -> DynamicSlicing | None:
@@ -106,9 +114,7 @@ def parse(r: Reader, value: Any, entry: str, accel: Accelerator, mode: str,
         r.fail(f"{entry}.count",
                f"{count} differs from the {len(subs)} sub-blocks listed under "
                "dynamicSlicing.reservationBlocks; remove count (one node pool per sub-block)")
-    per_block: dict[str, int] = {}
-    for sb in subs:
-        per_block[sb.block] = per_block.get(sb.block, 0) + 1
+    per_block = sub_blocks_per_block(subs)
     # A refused sub-block leaves the count unknown: shapes are not measured against it.
     most = max(per_block.values(), default=0) if len(r.problems) == listed else None
     shapes = _shapes(r, raw, path, accel, most)

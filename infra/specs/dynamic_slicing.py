@@ -30,6 +30,7 @@ from typing import Any
 
 from infra.catalog import tables as catalog
 from infra.catalog.topology import sub_blocks
+from infra.config import dynamic_slicing as config_dynamic
 from infra.config.stack import SlicePool, StackConfig
 from infra.contract.outputs import SlicePoolInfo
 
@@ -72,9 +73,7 @@ def slices_of(pool: SlicePool, topology: str) -> int:
     assert pool.dynamic is not None
     gen = catalog.generation(pool.accelerator.family)
     need = sub_blocks(gen, topology) or 1
-    per_block: dict[str, int] = {}
-    for sb in pool.dynamic.sub_blocks:
-        per_block[sb.block] = per_block.get(sb.block, 0) + 1
+    per_block = config_dynamic.sub_blocks_per_block(pool.dynamic.sub_blocks)
     return sum(n // need for n in per_block.values())
 
 
