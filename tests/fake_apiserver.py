@@ -45,6 +45,7 @@ _EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
 _NODES = re.compile(r"^/api/v1/nodes$")
 _LOCALQUEUE = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/localqueues/([^/]+)$")
 _CLUSTERQUEUES = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/clusterqueues$")
+_SLICES = re.compile(r"^/apis/accelerator\.gke\.io/v1beta1/slices$")  # GKE dynamic slicing
 _PENDING = re.compile(r"^/apis/visibility\.kueue\.x-k8s\.io/v1beta2/(.+)/pendingworkloads$")
 
 
@@ -85,6 +86,9 @@ class State:
     # visibility API: "namespaces/NS/localqueues/LQ" or "clusterqueues/CQ" -> items; a
     # path not here answers 404 (the API not served), "forbidden" makes it answer 403
     pending: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # GKE's Slices (cluster-scoped); None: the group is not served, as on a cluster without
+    # the slice controller (404), "slices" in forbidden: 403
+    slices: list[dict[str, Any]] | None = None
     forbidden: set[str] = field(default_factory=set)
     requests: list[Request] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
@@ -237,6 +241,15 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "ClusterQueueList",
                                     "apiVersion": "kueue.x-k8s.io/v1beta2",
                                     "items": st.clusterqueues})
+        if _SLICES.match(url.path) and method == "GET":
+            if "slices" in st.forbidden:
+                return self._status(403, 'slices.accelerator.gke.io is forbidden: User "dev" '
+                                    'cannot list resource "slices"', "Forbidden")
+            if st.slices is None:  # the API server's answer for a resource it does not serve
+                return self._status(404, "the server could not find the requested resource",
+                                    "NotFound")
+            return self._send(200, {"kind": "SliceList", "apiVersion": "accelerator.gke.io/v1beta1",
+                                    "metadata": {}, "items": st.slices})
         if (m := _PENDING.match(url.path)) and method == "GET":
             if m.group(1) in st.forbidden:
                 return self._status(403, "forbidden", "Forbidden")

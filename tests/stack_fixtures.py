@@ -66,6 +66,14 @@ STACKS: dict[str, dict[str, Any]] = {
     # TPU7x (Ironwood): two 4x4x4 slices (16 VMs each).
     "tpu7x": _stack("us-central1", "us-central1-c", "ironwood", [
         {"accelerator": "tpu7x-4x4x4", "count": 2}], releaseChannel="RAPID"),
+    # TPU7x dynamic slicing: four 4x4x4 sub-blocks of one reservation block, joined into
+    # 4x4x4, 4x4x8 or 4x8x8 slices by GKE's slice controller.
+    "tpu7x-dynamic": _stack("us-central1", "us-central1-c", "ironwood-ds", [
+        {"name": "iw", "accelerator": "tpu7x-4x4x4",
+         "capacity": {"mode": "reservation", "reservation": "iw-all-capacity"},
+         "dynamicSlicing": {"reservationBlocks": [
+             {"name": "block-1", "subBlocks": ["sb-1", "sb-2", "sb-3", "sb-4"]}],
+             "shapes": ["4x4x4", "4x4x8", "4x8x8"]}}], releaseChannel="RAPID"),
     # A3 Mega: four a3-megagpu-8g nodes with eight GPUDirect-TCPXO data networks.
     "a3mega": _stack("us-east4", "us-east4-b", "a3mega", [
         {"accelerator": "h100-mega-80gb-8", "count": 4}],

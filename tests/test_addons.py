@@ -900,10 +900,14 @@ def test_queued_gpu_and_tpu_share_one_config() -> None:
 @pytest.mark.parametrize("case_name", [p.name for p in STACK_FILES] + ["nap"])
 def test_no_admission_check_without_queued_pools(case_name: str) -> None:
     ev = _evaluate(case_name)
-    assert _kind(ev, "AdmissionCheck") == {}
+    # A dynamic slicing pool has the slice controller's check, no other
+    # (tests/test_dynamic_slicing.py).
+    sliced = any(p.dynamic for p in getattr(ev.config, "slices", ()))
+    assert list(_kind(ev, "AdmissionCheck")) == (["tpu-slice"] if sliced else [])
     assert _kind(ev, "ProvisioningRequestConfig") == {}
     for cq in _kind(ev, "ClusterQueue").values():
-        assert "admissionChecksStrategy" not in cq["spec"]
+        checks = cq["spec"].get("admissionChecksStrategy", {}).get("admissionChecks", [])
+        assert [c["name"] for c in checks] == (["tpu-slice"] if sliced else [])
 
 
 def test_flex_start_without_queuing_gets_no_admission_check() -> None:

@@ -15,7 +15,7 @@ HEADER = ("NAME     FAMILY  MACHINE TYPE     TOPOLOGY  CHIPS/VM  VMS  CHIPS  RES
           "NETWORKING")
 KEYS = ["name", "kind", "family", "machineType", "topology", "chipsPerVm", "vmsPerSlice",
         "chips", "multiHost", "gkeAccelerator", "nodeSelector", "taint", "resourceName",
-        "networking", "aliases", "arch"]
+        "networking", "aliases", "arch", "subBlocks"]
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -73,6 +73,7 @@ V5LITEPOD_8 = {
     "networking": "none",
     "aliases": ["v5litepod-2x4", "v5e-2x4", "v5e-8"],
     "arch": "amd64",
+    "subBlocks": None,
 }
 
 

@@ -206,7 +206,9 @@ def test_every_render_is_admitted_on_its_own_pools_flavor(case: str) -> None:
         nodes = pool.slice_count * pool.vms_per_slice
         total = whole.setdefault(own, {})
         for r, v in requests.items():
-            if pool.compute_class:  # a class's shapes share its quota: the largest counts
+            if pool.compute_class or pool.slice_topology:
+                # a class's shapes share its quota, a dynamic slicing pool's shapes its
+                # sub-blocks: the largest counts
                 total[r] = max(total.get(r, 0), _quantity(v, r) * nodes)
             else:
                 total[r] = total.get(r, 0) + _quantity(v, r) * nodes

@@ -284,3 +284,17 @@ def test_a_problem_of_the_hosts_settings_names_the_host() -> None:
     [problem] = _problems(host=host)
     assert problem.startswith(f"onCluster.stack: on the cluster of {HOST!r}: "
                               "releaseChannel: 'BOGUS' is not a release channel")
+
+
+def test_a_dynamic_slicing_pool_is_refused() -> None:
+    # Its slice controller, Topology and AdmissionCheck are the cluster's (the host's).
+    host = _host()
+    host["cluster"]["releaseChannel"] = "RAPID"
+    slices = [{"name": "iw", "accelerator": "tpu7x-4x4x4",
+               "capacity": {"mode": "reservation", "reservation": "iw-res"},
+               "dynamicSlicing": {"reservationBlocks": [{"name": "b", "subBlocks": ["s"]}],
+                                  "shapes": ["4x4x4"]}}]
+    [problem] = _problems(_raw(slices=slices), host)
+    assert problem == ("slices[0]: tpu7x-128 (reservation) cannot be a pool of a pools stack: "
+                       "dynamic slicing needs the cluster's slice controller, Topology and "
+                       f"AdmissionCheck; declare it in {HOST}")

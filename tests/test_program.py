@@ -97,7 +97,7 @@ def test_node_pools_match_the_declared_slices(stack: Evaluation) -> None:
     assert set(pools) == expected
     for pool in cfg.slices:
         a = pool.accelerator
-        for name in pool.node_pool_names():
+        for i, name in enumerate(pool.node_pool_names()):
             np = pools[name]
             nc = np["nodeConfig"]
             assert np["name"] == name
@@ -109,7 +109,11 @@ def test_node_pools_match_the_declared_slices(stack: Evaluation) -> None:
                                                     "enableIntegrityMonitoring": True}
             assert nc["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
             assert nc["resourceLabels"] == dict(cfg.labels)
-            if a.kind == "tpu" and a.multi_host:
+            if a.kind == "tpu" and a.multi_host and pool.dynamic is not None:
+                # a sub-block: placed by its workload policy (tests/test_dynamic_slicing.py)
+                assert np["nodeCount"] == a.vms_per_slice
+                assert "tpuTopology" not in np["placementPolicy"]
+            elif a.kind == "tpu" and a.multi_host:
                 assert np["nodeCount"] == a.vms_per_slice
                 assert np["placementPolicy"] == {"type": "COMPACT", "tpuTopology": a.topology}
                 assert "autoscaling" not in np
@@ -124,10 +128,13 @@ def test_node_pools_match_the_declared_slices(stack: Evaluation) -> None:
             else:
                 assert "taints" not in nc
             if mode == "reservation":
+                value = str(pool.capacity.reservation)
+                if pool.dynamic is not None:  # node pool i: its sub-block's full path
+                    value = pool.dynamic.sub_blocks[i].path(value)
                 assert nc["reservationAffinity"] == {
                     "consumeReservationType": "SPECIFIC_RESERVATION",
                     "key": "compute.googleapis.com/reservation-name",
-                    "values": [pool.capacity.reservation]}
+                    "values": [value]}
 
 
 def test_resources_live_in_components(stack: Evaluation) -> None:
@@ -209,12 +216,15 @@ def test_exports_the_contract(stack: Evaluation) -> None:
     assert outputs.cluster.name == cfg.cluster_name
     assert outputs.cluster.endpoint == harness.PREVIEW_ENDPOINT
     assert "gke-gcloud-auth-plugin" in outputs.kubeconfig
-    fixed = [p for p in outputs.slice_pools if not p.compute_class]
-    assert [p.name for p in fixed] == [p.name for p in cfg.slices]
+    fixed = [p for p in outputs.slice_pools if not p.compute_class and not p.slice_topology]
+    assert [p.name for p in fixed] == [p.name for p in cfg.slices if p.dynamic is None]
+    # a dynamic slicing pool: one entry per shape (tests/test_dynamic_slicing.py)
+    assert [(p.name, p.slice_topology) for p in outputs.slice_pools if p.slice_topology] == [
+        (c.name, s) for c in cfg.slices if c.dynamic for s in c.dynamic.shapes]
     # then one entry per shape of each slice class (tests/test_slice_classes.py)
     assert [(p.name, p.accelerator) for p in outputs.slice_pools if p.compute_class] == [
         (c.name, a.name) for c in cfg.slice_classes for a in c.shapes]
-    for info, pool in zip(fixed, cfg.slices):
+    for info, pool in zip(fixed, [p for p in cfg.slices if p.dynamic is None]):
         assert info.accelerator == pool.accelerator.name
         assert info.slice_count == pool.count
         assert info.node_pools == tuple(pool.node_pool_names())

@@ -274,7 +274,7 @@ def test_golden_reads_as_asked(case: Path) -> None:
         n.startswith("MEGASCALE_") for n in env)
     exclusive = meta.get("annotations", {}).get(render_mod.EXCLUSIVE_TOPOLOGY)
     assert exclusive == ("cloud.google.com/gke-nodepool" if pool.kind == "tpu"
-                         and pool.vms_per_slice > 1 else None)
+                         and pool.vms_per_slice > 1 and not pool.slice_topology else None)
     if pool.kind != "tpu" or (pool.vms_per_slice == 1 and rj["replicas"] == 1):
         assert "hostNetwork" not in pod and "dnsPolicy" not in pod  # one TPU VM: pod network
     else:

@@ -31,6 +31,16 @@ class TpuGeneration:
     # Multi-host slices are placed by a HIGH_THROUGHPUT workload policy (xpk:
     # tpu_type_requires_workload_policy for TPU7x and TPU7) instead of a tpu_topology.
     workload_policy: bool = False
+    # Dynamic slicing (TPU7x): the sub-block a node pool holds (one 4x4x4 cube of 16 VMs)
+    # and the most sub-blocks GKE's slice controller joins into one slice. GKE: "For
+    # Ironwood (TPU7x) it represents a 16-node group of TPU VMs with a 4x4x4 topology ...
+    # a node pool maps directly to a sub-block" (https://docs.cloud.google.com/
+    # kubernetes-engine/docs/how-to/use-gke-dynamic-slicing); slices of 4i x 4j x 4k with
+    # i <= j <= k and i*j*k <= 144 (AI-Hypercomputer/xpk src/xpk/core/scheduling.py
+    # _SUPER_SLICING_MAX_CUBES, _check_super_slicing_topology; 144 x 64 = 9,216 chips,
+    # the generation's largest slice). None and 0 for generations without it.
+    sub_block: str | None = None
+    max_sub_blocks: int = 0
 
 
 TPU_GENERATIONS: tuple[TpuGeneration, ...] = (
@@ -85,6 +95,8 @@ TPU_GENERATIONS: tuple[TpuGeneration, ...] = (
         single_vm={"1x1x1": "tpu7x-standard-1t"},
         min_gke_version="1.34.0-gke.2201000",
         workload_policy=True,
+        sub_block="4x4x4",
+        max_sub_blocks=144,
     ),
     # TPU7: machine types tpu7-standard-1t and tpu7-standard-4t (label value tpu7). Its
     # multi-host shapes are those of xpk's catalog (AI-Hypercomputer/xpk,

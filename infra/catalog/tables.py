@@ -51,6 +51,7 @@ from infra.catalog.machines import local_ssd_gib as local_ssd_gib
 from infra.catalog.machines import vm_shape as vm_shape
 from infra.catalog.topology import dims, is_valid_3d as is_valid_3d, product, squareness
 from infra.catalog.topology import topologies as topologies, tpu_shapes
+from infra.catalog.topology import sub_blocks as _sub_blocks
 _CPU_RE = later(r"^(?P<machine>(?P<series>[a-z][a-z0-9]*)-(?P<shape>[a-z]+)-(?P<vcpus>\d+))"
                      r"-(?P<vms>\d+)\Z")
 CPU_FAMILY = "cpu"
@@ -122,6 +123,7 @@ class Accelerator:
             "networking": self.networking,
             "aliases": list(self.aliases),
             "arch": self.arch,
+            "subBlocks": sub_blocks(self),
         }
 
 
@@ -291,6 +293,22 @@ def needs_workload_policy(accel: Accelerator) -> bool:
     if accel.kind != "tpu" or not accel.multi_host:
         return False
     return generation(accel.family).workload_policy
+
+
+def sub_blocks(accel: Accelerator) -> int | None:
+    """The sub-blocks a dynamic slice of this shape joins (TPU7x 4x4x4 cubes), or None
+    when dynamic slicing does not make it (infra/catalog/families.py sub_block)."""
+    if accel.kind != "tpu" or accel.topology is None:
+        return None
+    return _sub_blocks(generation(accel.family), accel.topology)
+
+
+def sub_block_accelerator(family: str) -> Accelerator | None:
+    """The catalog entry of one sub-block of a generation (tpu7x-4x4x4), or None."""
+    gen = generation(family)
+    if gen.sub_block is None:
+        return None
+    return resolve(f"{gen.prefixes[0]}-{gen.sub_block}")
 
 
 def generation(family: str) -> TpuGeneration:

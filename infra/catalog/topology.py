@@ -44,6 +44,21 @@ def is_valid_3d(gen: TpuGeneration, dims: tuple[int, ...]) -> bool:
     return product(dims) <= gen.max_chips
 
 
+def sub_blocks(gen: TpuGeneration, topology: str) -> int | None:
+    """How many of the generation's sub-blocks a dynamic slice of ``topology`` joins, or
+    None when dynamic slicing cannot make that shape: each side a multiple of the
+    sub-block's, sides non-decreasing, at most ``max_sub_blocks`` (families.py)."""
+    if gen.sub_block is None:
+        return None
+    shape, block = dims(topology), dims(gen.sub_block)
+    if len(shape) != len(block) or list(shape) != sorted(shape):
+        return None
+    if any(d < b or d % b for d, b in zip(shape, block)):
+        return None
+    count = product(shape) // product(block)
+    return count if count <= gen.max_sub_blocks else None
+
+
 def topologies(gen: TpuGeneration) -> list[str]:
     """Every slice shape of a generation, smallest first."""
     if gen.dims == 2:

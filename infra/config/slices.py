@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
+from infra.config import dynamic_slicing as config_dynamic
 from infra.config import gpu as config_gpu
 from infra.catalog.gke_versions import GkeVersion, below, shown
 from infra.catalog.tables import Accelerator
@@ -30,7 +31,7 @@ DISK_TYPES = boot_disks.ALL_TYPES  # which of them a machine takes: infra/catalo
 MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
               "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
-              "maxPodsPerNode", "dranet")
+              "maxPodsPerNode", "dranet", "dynamicSlicing")
 
 # Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
 # system pods; xpk creates TPU node pools with --max-pods-per-node 15
@@ -111,6 +112,9 @@ class SlicePool:
     # its nodes are tainted and selected by pool, so neither stack's work lands on the
     # other's nodes of the same slice type. None in a cluster stack.
     pools_stack: str | None = None
+    # TPU7x sub-blocks joined into slices by GKE's slice controller
+    # (infra/config/dynamic_slicing.py); None for a pool of fixed slices.
+    dynamic: config_dynamic.DynamicSlicing | None = None
 
     @property
     def chips(self) -> int:
@@ -133,16 +137,19 @@ class SlicePool:
 
 
 def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
-                 version: GkeVersion | None) -> tuple[list[SlicePool], set[str]]:
+                 version: GkeVersion | None, channel: str | None = None
+                 ) -> tuple[list[SlicePool], set[str]]:
     """The pools of ``slices``, and the names of entries that did not parse (so that the
     queues and the image cache do not report their references to them a second time).
-    Every pool name, and every node pool name they make, is unique and not 'system'."""
+    Every pool name, and every node pool name they make, is unique and not 'system'.
+    ``channel``: the release channel (dynamic slicing pools need RAPID)."""
     pools: list[SlicePool] = []
     unresolved: set[str] = set()
     seen: dict[str, int] = {}
     names: dict[str, int] = {}
+    sub_blocks: dict[str, str] = {}  # reservation sub-block path -> where it is named
     for i, item in enumerate(items):
-        pool = _slice(r, item, f"slices[{i}]", list(zones), version)
+        pool = _slice(r, item, f"slices[{i}]", list(zones), version, channel, sub_blocks)
         if pool is None:
             name = item.get("name", item.get("accelerator")) if isinstance(item, Mapping) \
                 else None
@@ -236,8 +243,9 @@ def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
                     block if mode == "reservation" else None, max_run, maintenance)
 
 
-def _slice(r: Reader, item: Any, path: str, zones: list[str],
-           version: GkeVersion | None) -> SlicePool | None:
+def _slice(r: Reader, item: Any, path: str, zones: list[str], version: GkeVersion | None,
+           channel: str | None = None, sub_blocks: dict[str, str] | None = None
+           ) -> SlicePool | None:
     before = len(r.problems)
     raw = r.obj(item, path, SLICE_KEYS)
     if not raw:
@@ -284,6 +292,16 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
     name = r.get(raw, "name", path, str, default=accel.name if accel else None)
     if accel is None or capacity is None or name is None or len(r.problems) > before:
         return None
+    dynamic = None
+    if "dynamicSlicing" in raw:
+        config_dynamic.check_cluster(r, f"{path}.dynamicSlicing", channel, version)
+        dynamic = config_dynamic.parse(
+            r, raw["dynamicSlicing"], path, accel, capacity.mode, capacity.reservation,
+            capacity.block, count if "count" in raw else None,
+            {} if sub_blocks is None else sub_blocks)
+        if dynamic is None or len(r.problems) > before:
+            return None
+        count = len(dynamic.sub_blocks)
 
     disk_type = _boot_disk(r, f"{path}.diskType", accel, disk_type)
     # GKE's node limits, checked before anything iterates over the slices.
@@ -372,7 +390,7 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str],
         name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
         placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
         gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
-        max_pods_per_node=max_pods, dranet=dranet,
+        max_pods_per_node=max_pods, dranet=dranet, dynamic=dynamic,
     )
 
 

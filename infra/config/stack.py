@@ -44,6 +44,7 @@ from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
                                  SlicePool, parse_slices)
 from infra.config.errors import ConfigError
+from infra.config.dynamic_slicing import check_addons as check_dynamic_addons
 from infra.config.reader import Reader
 from infra.config.slice_classes import SliceClass, parse_slice_classes
 from infra.config.secrets import SECRET_KEYS
@@ -130,13 +131,16 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     cluster = parse_cluster(r, top)
     version = _nodes_version(cluster.release_channel, cluster.gke_version, channel_defaults)
     slices_raw = r.get(top, "slices", "", list, default=[])
-    pools, unresolved = parse_slices(r, slices_raw, cluster.zones, version)
+    pools, unresolved = parse_slices(r, slices_raw, cluster.zones, version,
+                                     cluster.release_channel)
     pathways, head_pool = parse_pathways(r, top.get("pathways"), pools, cluster.zones)
     if head_pool is not None:
         pools.append(head_pool)  # a CPU pool like any other: node pool, flavor, contract
     classes = parse_slice_classes(r, top.get("sliceClasses"), cluster.zones,
                                   cluster.gke_version, [p.name for p in pools])
     addons = addons_config.parse_addons(r, top.get("addons"))
+    if any(p.dynamic for p in pools):
+        check_dynamic_addons(r, addons.jobset_version, addons.kueue_version)
     queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved,
                                         {c.name: c.max_chips for c in classes})
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools, unresolved)

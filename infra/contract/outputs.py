@@ -223,6 +223,8 @@ def load(data: Any) -> StackOutputs:
                            if "computeClass" in raw else None),
             checkpointing=checkpointing_contract.load(raw.get("checkpointing"),
                                                       f"{q}.checkpointing", ContractError),
+            slice_topology=(_need(raw, "sliceTopology", str, q)
+                            if "sliceTopology" in raw else None),
         )
         if info.local_ssd_gib < 0:
             raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")

@@ -75,6 +75,12 @@ class SlicePoolInfo:
     # GKE multi-tier checkpointing on the pool's nodes (infra/contract/checkpointing.py);
     # written only when on, optional when loading.
     checkpointing: CheckpointTierInfo | None = None
+    # Dynamic slicing (TPU7x sub-blocks, infra/specs/dynamic_slicing.py): the slice shape
+    # GKE's slice controller joins the pool's sub-blocks into, which a workload on this
+    # entry asks for (annotation cloud.google.com/gke-tpu-slice-topology). One entry per
+    # shape the pool offers; ``slice_count`` is how many such slices its sub-blocks make at
+    # once. None for fixed slices. Written only for such entries, optional when loading.
+    slice_topology: str | None = None
 
     @property
     def chips_per_slice(self) -> int:
@@ -173,4 +179,5 @@ def pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         "dranet": p.dranet,
         **({"computeClass": p.compute_class} if p.compute_class else {}),
         **({"checkpointing": p.checkpointing.to_dict()} if p.checkpointing else {}),
+        **({"sliceTopology": p.slice_topology} if p.slice_topology else {}),
     }

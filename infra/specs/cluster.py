@@ -15,6 +15,7 @@ import yaml
 
 from infra.specs.addons import (JOBSET_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT,
                                KUEUE_WEBHOOK_PORT)
+from infra.specs import dynamic_slicing as dynamic_spec
 from infra.specs import storage as storage_spec
 from infra.specs import checkpointing as checkpointing_spec
 from infra.specs.slice_classes import autoscaling as class_autoscaling
@@ -111,6 +112,8 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
             **storage_spec.csi_addons(cfg),
             # Multi-tier checkpointing, when the stack declares it.
             **checkpointing_spec.addon(cfg),
+            # GKE's slice controller, for dynamic slicing pools (infra/specs/dynamic_slicing.py).
+            **dynamic_spec.cluster_addons(cfg),
         },
         "logging_config": {"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         "monitoring_config": {

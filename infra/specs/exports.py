@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from infra.specs import dynamic_slicing as dynamic_spec
 from infra.specs import tas
 from infra.catalog.tables import local_ssd_gib
 from infra.config.addons import PRIORITY_CLASSES
@@ -37,6 +38,13 @@ def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None 
         local_ssd_gib=local_ssd_gib(a.machine_type), dranet=pool.dranet,
         checkpointing=checkpointing,
     )
+
+
+def _entries(pool: SlicePool, info: SlicePoolInfo) -> list[SlicePoolInfo]:
+    """A pool's contract entries: itself, or one per shape of a dynamic slicing pool."""
+    if pool.dynamic is None:
+        return [info]
+    return dynamic_spec.contract_entries(pool, info)
 
 
 def class_entries(cls: SliceClass) -> list[SlicePoolInfo]:
@@ -101,9 +109,9 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
                             release_channel=cfg.release_channel,
                             node_service_account=node_service_account),
         kubeconfig=kubeconfig,
-        slice_pools=tuple(pool_info(p, networks.get(p.name), tas.podset_level(cfg, p),
-                                    checkpointing_spec.tier_info(cfg, p))
-                          for p in cfg.slices)
+        slice_pools=tuple(e for p in cfg.slices for e in _entries(
+            p, pool_info(p, networks.get(p.name), tas.podset_level(cfg, p),
+                         checkpointing_spec.tier_info(cfg, p))))
         + tuple(e for c in cfg.slice_classes for e in class_entries(c)),
         auto_provisioning=dict(cfg.auto_provisioning.accelerators)
         if cfg.auto_provisioning else {},

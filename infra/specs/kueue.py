@@ -29,6 +29,7 @@ from typing import Any
 
 from infra.catalog import tables as catalog
 from infra.catalog import pod_resources
+from infra.specs import dynamic_slicing as dynamic_spec
 from infra.specs import kueue_dra, tas
 from infra.specs import checkpointing as checkpointing_spec
 from infra.config.addons import PRIORITY_CLASSES
@@ -63,6 +64,7 @@ class Flavor:
     node_taints: list[dict[str, str]] = field(default_factory=list)
     max_run_seconds: int | None = None  # queued flavors: the shortest of their pools
     devices: dict[str, int] = field(default_factory=dict)  # DRA device class -> devices
+    slice_check: bool = False  # dynamic slicing: the slice controller's admission check
 
     def cpu_memory(self, share: float) -> tuple[str | int, str]:
         """The flavor's cpu and memory quota, scaled by ``share`` of its main quota."""
@@ -85,6 +87,8 @@ def _accelerator_taint(pool: SlicePool) -> tuple[list[dict[str, str]], list[dict
 
 def _flavor_key(pool: SlicePool) -> str:
     a = pool.accelerator
+    if pool.dynamic is not None:
+        return dynamic_spec.flavor_name(pool)  # its own topology and admission check
     if a.kind == "cpu":
         return f"cpu-{pool.name}"  # accelerator flavors never start with "cpu-"
     if pool.pools_stack is not None:
@@ -132,6 +136,8 @@ def flavors(cfg: StackConfig) -> list[Flavor]:
                                   0, queued=pool.capacity.mode == "queued",
                                   topology=TAS_TOPOLOGY if _uses_tas(cfg, pool) else None,
                                   node_taints=taints)
+            if pool.dynamic is not None:
+                f.topology, f.slice_check = dynamic_spec.TOPOLOGY, True
         f.quota += pool.chips
         run = pool.capacity.max_run_seconds
         if f.queued and run is not None:
@@ -261,10 +267,13 @@ def _cluster_queue(cfg: StackConfig, name: str, namespace: str, flavor_list: lis
         spec["preemption"]["reclaimWithinCohort"] = "Any"
         spec["preemption"]["borrowWithinCohort"] = {"policy": "LowerPriority"}
     checks = _queued_checks(flavor_list)
-    if checks:
-        spec["admissionChecksStrategy"] = {"admissionChecks": [
-            {"name": check, "onFlavors": [f.name for f in members]}
-            for check, (_, _, members) in checks.items()]}
+    strategy = [{"name": check, "onFlavors": [f.name for f in members]}
+                for check, (_, _, members) in checks.items()]
+    sliced = [f.name for f in flavor_list if f.slice_check]
+    if sliced:  # every ClusterQueue offers every flavor, so each gets the slice check
+        strategy.append({"name": dynamic_spec.ADMISSION_CHECK, "onFlavors": sliced})
+    if strategy:
+        spec["admissionChecksStrategy"] = {"admissionChecks": strategy}
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
@@ -299,7 +308,8 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
     q = cfg.queues
     flavor_list = flavors(cfg)
     objs: list[dict[str, Any]] = []
-    if any(f.topology for f in flavor_list):
+    objs += dynamic_spec.kueue_objects(cfg)
+    if any(f.topology == TAS_TOPOLOGY for f in flavor_list):
         objs.append({"apiVersion": API, "kind": "Topology", "metadata": {"name": TAS_TOPOLOGY},
                      "spec": {"levels": [{"nodeLabel": label} for label in TAS_LEVELS]}})
     objs += [resource_flavor(f) for f in flavor_list]

@@ -14,7 +14,7 @@ from typing import Any
 
 from infra.catalog import boot_disks
 from infra.specs import dranet as dranet_spec
-from infra.catalog.tables import Taint, local_ssd_disks, needs_workload_policy
+from infra.catalog.tables import TPU_TOPOLOGY_LABEL, Taint, local_ssd_disks, needs_workload_policy
 from infra.config.stack import SlicePool, StackConfig, SystemPool
 
 OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -59,6 +59,12 @@ def declared_taints(pool: SlicePool) -> list[Taint]:
 def node_selector(pool: SlicePool) -> dict[str, str]:
     """What a pod must select to land on this pool's nodes, and nothing else's."""
     selector = dict(pool.accelerator.node_selector)
+    if pool.dynamic is not None:
+        # Dynamic slicing: no TPU topology label (a sub-block's nodes are not a slice of a
+        # fixed topology until GKE's slice controller joins them, infra/specs/
+        # dynamic_slicing.py); the pool label keeps its pods off other TPU7x pools.
+        selector.pop(TPU_TOPOLOGY_LABEL, None)
+        selector[POOL_LABEL] = pool.name
     mode = pool.capacity.mode
     selector[CAPACITY_LABEL] = mode
     if mode == "spot":
@@ -111,16 +117,24 @@ def workload_policy_args(cfg: StackConfig, pool: SlicePool, index: int) -> dict[
                 f"{pool.node_pool_names()[index]}")
     else:
         return None
+    policy: dict[str, Any] = {"type": "HIGH_THROUGHPUT", "accelerator_topology": topology}
+    if pool.dynamic is not None:
+        # A sub-block's chips stay unconnected until the slice controller joins them
+        # (pulumi-gcp ResourcePolicyWorkloadPolicy.accelerator_topology_mode PROVISION_ONLY:
+        # "the interconnected chips are connected on demand"; xpk creates super-slicing
+        # pools' workload policies with --accelerator-topology-mode=PROVISION_ONLY).
+        policy["accelerator_topology_mode"] = "PROVISION_ONLY"
+        what = f"TPU7x sub-block {pool.node_pool_names()[index]} (dynamic slicing)"
     return {
         "name": f"{cfg.cluster_name}-{pool.node_pool_names()[index]}-wp"[:63],
         "project": cfg.project,
         "region": cfg.region,
         "description": what,
-        "workload_policy": {"type": "HIGH_THROUGHPUT", "accelerator_topology": topology},
+        "workload_policy": policy,
     }
 
 
-def _reservation_affinity(pool: SlicePool) -> dict[str, Any] | None:
+def _reservation_affinity(pool: SlicePool, index: int = 0) -> dict[str, Any] | None:
     cap = pool.capacity
     if cap.mode == "on-demand":
         return None  # GKE's default: consume any matching reservation, else on-demand
@@ -133,7 +147,13 @@ def _reservation_affinity(pool: SlicePool) -> dict[str, Any] | None:
         return {"consume_reservation_type": "NO_RESERVATION"}
     assert cap.reservation is not None
     value = cap.reservation
-    if cap.block:
+    if pool.dynamic is not None:
+        # Node pool i is bound to sub-block i by its full path, RESERVATION/
+        # reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK (xpk src/xpk/core/
+        # reservation.py; Compute Engine reservationSubBlocks.get names the parent
+        # reservations/R/reservationBlocks/B).
+        value = pool.dynamic.sub_blocks[index].path(value)
+    elif cap.block:
         value = f"{value}/reservationBlocks/{cap.block}"
     return {
         "consume_reservation_type": "SPECIFIC_RESERVATION",
@@ -192,12 +212,13 @@ def _base_node_config(cfg: StackConfig, machine_type: str, disk_size_gb: int, di
     }
 
 
-def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any) -> dict[str, Any]:
+def slice_node_config(cfg: StackConfig, pool: SlicePool, service_account: Any,
+                      index: int = 0) -> dict[str, Any]:
     accel = pool.accelerator
     mode = pool.capacity.mode
     node_config = _base_node_config(cfg, accel.machine_type, pool.disk_size_gb, pool.disk_type,
                                     service_account, node_labels(pool))
-    affinity = _reservation_affinity(pool)
+    affinity = _reservation_affinity(pool, index)
     if affinity is not None:
         node_config["reservation_affinity"] = affinity
     taints = declared_taints(pool)
@@ -274,7 +295,7 @@ def slice_node_pool_args(
         "project": cfg.project,
         "location": cfg.location,
         "node_locations": list(pool.zones),
-        "node_config": slice_node_config(cfg, pool, service_account),
+        "node_config": slice_node_config(cfg, pool, service_account, index),
         "management": _management(pool),
         "upgrade_settings": _upgrade_settings(pool),
     }

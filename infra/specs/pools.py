@@ -159,7 +159,9 @@ def _refusals(cfg: PoolsConfig, parsed: StackConfig, host: StackOutputs) -> list
                "DRANET needs the cluster's claim templates" if pool.dranet else
                "its DRA devices need the cluster's drivers" if kueue_dra.devices_per_node(pool)
                else "queued provisioning needs the cluster's AdmissionCheck"
-               if pool.capacity.mode == "queued" else None)
+               if pool.capacity.mode == "queued" else
+               "dynamic slicing needs the cluster's slice controller, Topology and "
+               "AdmissionCheck" if pool.dynamic is not None else None)
         if why:
             problems.append(f"{where}: {a.name} ({pool.capacity.mode}) cannot be a pool of a "
                             f"pools stack: {why}; declare it in {cfg.host_stack}")

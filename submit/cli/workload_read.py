@@ -121,7 +121,14 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
         from submit.state.describe_data import describe_data
 
         _, pending, pod_events = _pending_facts(cluster, ns, js, pods, pods_on)
-        emit(describe_data(js, wl, pods, events, pending, pod_events), fmt)
+        data = describe_data(js, wl, pods, events, pending, pod_events)
+        sliced = _slices(cluster, js, wl, ctx.outputs)
+        if sliced is not None:  # a dynamic slice: the Slices it was given (or null)
+            from submit.state import slices as slice_state
+
+            data["slices"] = (None if sliced[1] is None
+                              else [slice_state.entry(x) for x in sliced[1]])
+        emit(data, fmt)
         return
     click.echo(st.describe(js, wl, pods, events, now=time.time()), nl=False)
     if fleet_lines:
@@ -168,6 +175,13 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
     if not sched:
         lines.append("  none")
     verdict = why.verdict(wl, st.jobset_state(js), entry, pod_events)
+    sliced = _slices(cluster, js, wl, outputs)
+    if sliced is not None:
+        from submit.state import slices as slice_state
+
+        lines += slice_state.lines(*sliced)
+        verdict = slice_state.verdict(sliced[1], st.admission(wl) in ("Admitted", "Finished")
+                                      ) or verdict
     pool = capacity.pool_entry(js, outputs)
     info = outputs.slice_class(pool.compute_class) if pool and pool.compute_class else None
     if info is not None:
@@ -185,6 +199,20 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
     lines += checkpointing.describe_lines(js, pool)
     lines.append(f"Verdict: {fleet_verdict or verdict}")
     return "\n".join(lines)
+
+
+def _slices(cluster: Any, js: dict[str, Any], wl: dict[str, Any] | None, outputs: Any
+            ) -> tuple[str, list[dict[str, Any]] | None] | None:
+    """For a workload on a dynamic slice: its shape and the Slices GKE made for it (None:
+    not readable); None for any other workload."""
+    from submit.state import capacity
+    from submit.state import slices as slice_state
+
+    pool = capacity.pool_entry(js, outputs)
+    if pool is None or not pool.slice_topology:
+        return None
+    found = kube_call(cluster.list_slices)
+    return pool.slice_topology, None if found is None else slice_state.owned(found, wl)
 
 
 @click.command("queue")

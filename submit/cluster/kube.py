@@ -33,6 +33,9 @@ FIELD_MANAGER = "accelstack-submit"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 WORKLOAD = ("kueue.x-k8s.io", "v1beta2", "workloads")
 COMPUTE_DOMAIN = ("resource.nvidia.com", "v1beta1", "computedomains")  # A4X multi-node
+# GKE's Slice (dynamic slicing), cluster-scoped: https://docs.cloud.google.com/
+# kubernetes-engine/docs/reference/crds/slice (apiVersion accelerator.gke.io/v1beta1).
+SLICE = ("accelerator.gke.io", "v1beta1", "slices")
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 # Kueue's on-demand visibility API, served by the Kueue controller through an APIService:
 # group visibility.kueue.x-k8s.io, version v1beta2, subresource pendingworkloads of
@@ -336,6 +339,18 @@ class Cluster:
                               "localqueues", name)
         except NotFound:
             return None
+
+    def list_slices(self) -> list[dict[str, Any]] | None:
+        """GKE's Slices; None when the cluster does not serve them (404: no slice
+        controller) or the account may not list them (403)."""
+        try:
+            result = self._call("list Slices", lambda: self.custom.list_cluster_custom_object(
+                *SLICE, _request_timeout=self.timeout))
+        except KubeError as e:
+            if e.status in (403, 404):
+                return None
+            raise
+        return list(result.get("items", []))
 
     def list_cluster_queues(self) -> list[dict[str, Any]]:
         return _items(self._json("list ClusterQueues", self.custom.list_cluster_custom_object,

@@ -238,8 +238,9 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     if spec.priority:
         labels["kueue.x-k8s.io/priority-class"] = spec.priority
     annotations: dict[str, str] = {}
-    if pool.kind == "tpu" and pool.vms_per_slice > 1:
-        # One slice per node pool: each multi-host slice is a node pool of its own.
+    if pool.kind == "tpu" and pool.vms_per_slice > 1 and not pool.slice_topology:
+        # One slice per node pool: each multi-host slice is a node pool of its own (a
+        # dynamic slice spans node pools: submit/render/dynamic_slicing.py).
         annotations[EXCLUSIVE_TOPOLOGY] = "cloud.google.com/gke-nodepool"
     pod = _pod_spec(spec)
     pod_meta: dict[str, Any] = {"labels": {"accelstack.dev/workload": spec.name}}
@@ -248,6 +249,10 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
 
         gpu_net.decorate(spec, pod, pod_meta)
     placement.decorate(spec, pod, pod_meta)
+    if pool.slice_topology:  # late: dynamic slicing pools only
+        from submit.render import dynamic_slicing
+
+        dynamic_slicing.decorate(spec, pod_meta)
     if pool.dranet:  # late: pools that run DRANET only
         from submit.render import dranet
 
