@@ -119,7 +119,11 @@ def _apply(st: Any, kind: Kind, store: dict[tuple[str, str], dict[str, Any]],
     name = key[1]
     if name in st.invalid:  # errors.NewInvalid (rest/create.go BeforeCreate, update.go)
         causes = st.invalid[name]
-        detail = ", ".join(f"{c['field']}: {c['message']}" for c in causes)
+        # The message ends in errs.ToAggregate(): one error as itself, several (repeats
+        # dropped) bracketed, ", " between (apimachinery pkg/util/errors/errors.go
+        # aggregate.Error); each is field.Error.Error(), "FIELD: " + ErrorBody.
+        errs = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in causes))
+        detail = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
         return ANSWERS["apply-invalid"].status, status(
             422, "Invalid", f'{kind.kind_name()} "{name}" is invalid: {detail}',
             {"name": name, "group": kind.group, "kind": kind.kind, "causes": causes})

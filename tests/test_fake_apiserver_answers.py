@@ -264,6 +264,19 @@ def test_a_watch_and_authentication_follow_their_rows(server: FakeApiServer, key
     assert ONCE[key](server) == ANSWERS[key].status
 
 
+def test_an_invalid_answer_brackets_several_causes(server: FakeApiServer) -> None:
+    """NewInvalid's message ends in the field errors' aggregate: several in brackets, a
+    repeated one once (apimachinery pkg/util/errors/errors.go aggregate.Error)."""
+    one = {"type": "FieldValueRequired", "field": "spec.b", "message": "Required value"}
+    two = {"type": "FieldValueInvalid", "field": "spec.a", "message": "Invalid value: 1: no"}
+    server.state.invalid["w1"] = [one, two, one]
+    status, body = _call(server, "PATCH", _url(server, KINDS[0], "w1"), _object(KINDS[0]),
+                         APPLY)
+    assert status == 422 and body["details"]["causes"] == [one, two, one]
+    assert body["message"] == ('JobSet.jobset.x-k8s.io "w1" is invalid: [spec.b: Required '
+                               'value, spec.a: Invalid value: 1: no]')
+
+
 def test_every_row_cites_a_source() -> None:
     for row in ANSWERS.values():
         assert row.source and any(p in row.source for p in (
