@@ -80,6 +80,16 @@ def apply_update(server: FakeApiServer, kind: Kind) -> int:
     changed = {**_object(kind), "spec": {"a": 2}}
     status, body = _call(server, "PATCH", _url(server, kind, "w1"), changed, APPLY)
     assert body["spec"] == {"a": 2} and body["metadata"]["uid"] == "first"
+    # Onto an object being deleted: it stays so (rest/update.go BeforeUpdate), its
+    # finalizers with it.
+    _store(server, kind, _object(kind, uid="first", deletionTimestamp=DELETED_AT,
+                                 deletionGracePeriodSeconds=0, finalizers=["example.com/k"]))
+    again, body = _call(server, "PATCH", _url(server, kind, "w1"), changed, APPLY)
+    assert body == _stored(server, kind) and again == status
+    assert {k: body["metadata"].get(k) for k in (
+        "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers")} == {
+        "uid": "first", "deletionTimestamp": DELETED_AT, "deletionGracePeriodSeconds": 0,
+        "finalizers": ["example.com/k"]}
     return status
 
 
