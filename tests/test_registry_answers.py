@@ -162,8 +162,9 @@ def test_the_architecture_page_prints_the_table() -> None:
 
 class _NoDigestHeader(ThreadingHTTPServer):
     """The plain registry behind a proxy that drops ``Docker-Content-Digest``: a registry
-    the OCI distribution spec allows (spec.md 'Pulling manifests' and 'Checking if content
-    exists in the registry': a successful response SHOULD, not MUST, carry the header)."""
+    of an earlier OCI distribution spec (spec.md 'Checking if content exists in the
+    registry': earlier revisions say a successful response SHOULD carry the header; the
+    current one says MUST and notes that clients may meet registries without it)."""
 
     def __init__(self, upstream: str) -> None:
         self.methods: list[str] = []
