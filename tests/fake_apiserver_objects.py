@@ -5,7 +5,8 @@ Every status code comes from the table in tests/apiserver_answers.py (with its s
 every failure body is a metav1 Status built as apimachinery's pkg/api/errors/errors.go
 builds it. ``answer`` is pure over the fake's state: the HTTP handler only routes to it.
 Not modelled: managedFields, resourceVersion and generation of stored objects, and merging
-applies of several field managers (an apply replaces the object, keeping its uid).
+applies of several field managers (an apply replaces the object, keeping its uid, its
+deletion timestamp and the finalizers it had).
 """
 
 from __future__ import annotations
@@ -119,7 +120,11 @@ def _apply(st: Any, kind: Kind, store: dict[tuple[str, str], dict[str, Any]],
     name = key[1]
     if name in st.invalid:  # errors.NewInvalid (rest/create.go BeforeCreate, update.go)
         causes = st.invalid[name]
-        detail = ", ".join(f"{c['field']}: {c['message']}" for c in causes)
+        # The message ends in errs.ToAggregate(): one error as itself, several (repeats
+        # dropped) bracketed, ", " between (apimachinery pkg/util/errors/errors.go
+        # aggregate.Error); each is field.Error.Error(), "FIELD: " + ErrorBody.
+        errs = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in causes))
+        detail = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
         return ANSWERS["apply-invalid"].status, status(
             422, "Invalid", f'{kind.kind_name()} "{name}" is invalid: {detail}',
             {"name": name, "group": kind.group, "kind": kind.kind, "causes": causes})
@@ -131,8 +136,19 @@ def _apply(st: Any, kind: Kind, store: dict[tuple[str, str], dict[str, Any]],
                          "field": path}]})
     found = store.get(key)
     obj = _copy(body)
-    uid = (found or {}).get("metadata", {}).get("uid") or f"{kind.uid_prefix}{name}"
-    obj.setdefault("metadata", {})["uid"] = uid
+    meta = obj.setdefault("metadata", {})
+    old = (found or {}).get("metadata", {})
+    meta["uid"] = old.get("uid") or f"{kind.uid_prefix}{name}"
+    # apiserver registry/rest/update.go BeforeUpdate: "an update can never remove/change a
+    # deletion timestamp" (nor a set grace period), so an apply onto an object being
+    # deleted leaves it being deleted; finalizers are a set (ObjectMeta listType=set), so
+    # another manager's stay next to the applier's.
+    for field_ in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+        if field_ in old:
+            meta[field_] = old[field_]
+    finalizers = list(dict.fromkeys(old.get("finalizers", []) + meta.get("finalizers", [])))
+    if finalizers:
+        meta["finalizers"] = finalizers
     store[key] = obj
     row = ANSWERS["apply-create" if found is None else "apply-update"]
     return row.status, _copy(obj)

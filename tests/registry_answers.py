@@ -29,8 +29,12 @@ _ROWS = (
     Answer("head", "HEAD `/v2/NAME/manifests/TAG`", "the tag exists", 200,
            "`Docker-Content-Digest` (the manifest's digest), `Content-Length`, `Content-Type` "
            "(the manifest's media type); no body",
-           "spec.md 'Checking if content exists in the registry'; manifests.go GetManifest "
-           "(also serves HEAD): `w.Header().Set(\"Docker-Content-Digest\", ...)`"),
+           "spec.md 'Checking if content exists in the registry' (the header: earlier "
+           "revisions say a successful response 'SHOULD' carry it; the current one says MUST "
+           "and notes that clients may meet registries of earlier versions without it, so "
+           "the resolver then hashes a GET's manifest); "
+           "manifests.go GetManifest (also serves HEAD): "
+           "`w.Header().Set(\"Docker-Content-Digest\", ...)`"),
     Answer("get", "GET `/v2/NAME/manifests/TAG`", "the tag exists", 200,
            "the manifest; `Docker-Content-Digest` is the sha256 of that body",
            "spec.md 'Pulling manifests'; manifests.go GetManifest"),

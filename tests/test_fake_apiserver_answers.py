@@ -80,6 +80,16 @@ def apply_update(server: FakeApiServer, kind: Kind) -> int:
     changed = {**_object(kind), "spec": {"a": 2}}
     status, body = _call(server, "PATCH", _url(server, kind, "w1"), changed, APPLY)
     assert body["spec"] == {"a": 2} and body["metadata"]["uid"] == "first"
+    # Onto an object being deleted: it stays so (rest/update.go BeforeUpdate), its
+    # finalizers with it.
+    _store(server, kind, _object(kind, uid="first", deletionTimestamp=DELETED_AT,
+                                 deletionGracePeriodSeconds=0, finalizers=["example.com/k"]))
+    again, body = _call(server, "PATCH", _url(server, kind, "w1"), changed, APPLY)
+    assert body == _stored(server, kind) and again == status
+    assert {k: body["metadata"].get(k) for k in (
+        "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers")} == {
+        "uid": "first", "deletionTimestamp": DELETED_AT, "deletionGracePeriodSeconds": 0,
+        "finalizers": ["example.com/k"]}
     return status
 
 
@@ -262,6 +272,19 @@ def test_an_object_answer_follows_its_row(server: FakeApiServer, key: str, kind:
 @pytest.mark.parametrize("key", sorted(ONCE))
 def test_a_watch_and_authentication_follow_their_rows(server: FakeApiServer, key: str) -> None:
     assert ONCE[key](server) == ANSWERS[key].status
+
+
+def test_an_invalid_answer_brackets_several_causes(server: FakeApiServer) -> None:
+    """NewInvalid's message ends in the field errors' aggregate: several in brackets, a
+    repeated one once (apimachinery pkg/util/errors/errors.go aggregate.Error)."""
+    one = {"type": "FieldValueRequired", "field": "spec.b", "message": "Required value"}
+    two = {"type": "FieldValueInvalid", "field": "spec.a", "message": "Invalid value: 1: no"}
+    server.state.invalid["w1"] = [one, two, one]
+    status, body = _call(server, "PATCH", _url(server, KINDS[0], "w1"), _object(KINDS[0]),
+                         APPLY)
+    assert status == 422 and body["details"]["causes"] == [one, two, one]
+    assert body["message"] == ('JobSet.jobset.x-k8s.io "w1" is invalid: [spec.b: Required '
+                               'value, spec.a: Invalid value: 1: no]')
 
 
 def test_every_row_cites_a_source() -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -156,3 +158,53 @@ def test_the_resolver_both_ways(plain: RegistryServer, token: RegistryServer, mo
 def test_the_architecture_page_prints_the_table() -> None:
     page = doc_pages.section("docs/architecture.md", "## What the registry answers")
     assert markdown() in page
+
+
+class _NoDigestHeader(ThreadingHTTPServer):
+    """The plain registry behind a proxy that drops ``Docker-Content-Digest``: a registry
+    of an earlier OCI distribution spec (spec.md 'Checking if content exists in the
+    registry': earlier revisions say a successful response SHOULD carry the header; the
+    current one says MUST and notes that clients may meet registries without it)."""
+
+    def __init__(self, upstream: str) -> None:
+        self.methods: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def _forward(self) -> None:
+                outer.methods.append(self.command)
+                r = requests.request(self.command, upstream + self.path, timeout=10,
+                                     headers={"Accept": self.headers.get("Accept", "")})
+                self.send_response(r.status_code)
+                for name in ("Content-Type", "Content-Length"):
+                    if name in r.headers:
+                        self.send_header(name, r.headers[name])
+                self.end_headers()
+                if self.command == "GET":
+                    self.wfile.write(r.content)
+
+            do_GET = do_HEAD = _forward
+
+        outer = self
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.server_address[1]}"
+
+
+def test_the_resolver_hashes_the_manifest_when_the_registry_sends_no_digest_header(
+        plain: RegistryServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy = _NoDigestHeader(plain.url)
+    try:
+        monkeypatch.setenv(INSECURE_ENV, proxy.host)
+        expected = _manifest(plain, "HEAD").headers["Docker-Content-Digest"]
+        assert resolve(f"{proxy.host}/{REPO}:3.11", registries={
+            proxy.host: Registry(proxy.host)}) == f"{proxy.host}/{REPO}@{expected}"
+        assert proxy.methods == ["HEAD", "GET"]  # the HEAD had no digest: the GET's body
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
