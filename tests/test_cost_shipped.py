@@ -122,3 +122,22 @@ def test_a_shipped_stack_costs_what_a_hand_computation_from_the_table_gives(stac
 def test_the_snapshot_is_what_the_preview_prints_now(stack: str) -> None:
     path = Path(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
     assert preview.desired_state(path)["cost"] == _snapshot_cost(stack)
+
+
+def test_v6e_burst_s_slice_classes_by_hand() -> None:
+    """A class's range: each shape in each capacity mode, per slice and at its limits."""
+    classes = {c["class"]: c for c in _snapshot_cost("v6e-burst")["sliceClasses"]}
+    committed = _table_usd("tpu/v6e", "*", "committed-1y")  # the reservation
+    spot = _table_usd("tpu/v6e", "us-east5", "spot")
+    on_demand = _table_usd("tpu/v6e", "us-east5", "on-demand")
+    low, high = min(committed, spot, on_demand), max(committed, spot, on_demand)
+    burst = classes["burst"]  # shapes v6e-16 and v6e-64; at most 256 chips and 8 slices
+    assert burst["perSlice"] == pytest.approx({"low": 16 * low, "high": 64 * high})
+    assert burst["atLimits"] == pytest.approx({"chips": 256, "low": 256 * low,
+                                               "high": 256 * high})
+    assert burst["unknown"] == []
+    short = classes["short"]  # v6e-8-1vm (8 chips), flex-start then Spot, at most 4 slices
+    assert short["perSlice"] == pytest.approx({"low": 8 * spot, "high": 8 * spot})
+    assert short["atLimits"] == pytest.approx({"chips": 32, "low": 32 * spot,
+                                               "high": 32 * spot})
+    assert short["unknown"] == ["v6e-8-1vm flex-start"]  # no flex-start price is known
