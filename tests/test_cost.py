@@ -228,11 +228,13 @@ def test_the_snapshot_diff_shows_a_count_change_in_dollars(tmp_path: Path) -> No
     assert (f"    ~ pool v6e-256: ${a:,.2f} -> ${b:,.2f} (-${a - b:,.2f}) (4 x v6e-256: "
             "256 VMs, 1024 chips; on-demand -> 2 x v6e-256: 128 VMs, 512 chips; on-demand)"
             ) in lines
+    # The rest of the stack, by hand from the table: 2 Pathways head VMs, 6 system VMs, the fee.
+    head = prices.shipped().find("vm/n2-standard-64", "us-east5", "on-demand")
+    system = prices.shipped().find("vm/e2-standard-16", "us-east5", "on-demand")
+    assert head is not None and system is not None
+    rest = 2 * head.usd + 6 * system.usd + 0.10
     total = next(line for line in lines if line.startswith("    total: "))
-    assert total == (f"    total: at least ${a + 0.1:,.2f}/hour + unknown (2 parts unpriced: "
-                     "Pathways head pool pathways-head, system pool) -> at least "
-                     f"${b + 0.1:,.2f}/hour + unknown (2 parts unpriced: Pathways head pool "
-                     "pathways-head, system pool)")
+    assert total == f"    total: ${a + rest:,.2f}/hour -> ${b + rest:,.2f}/hour"
     assert preview.diff(old, old) == []
 
 
@@ -263,17 +265,21 @@ def _budget_findings(budget: float | None) -> list[policy.Finding]:
 
 def test_the_budget_rule_refuses_a_stack_over_budget_with_the_figure() -> None:
     v6e = prices.shipped().find("tpu/v6e", "us-east5", "on-demand")
-    assert v6e is not None
-    known = 32 * v6e.usd + 0.10
+    system = prices.shipped().find("vm/e2-standard-8", "us-east5", "on-demand")
+    assert v6e is not None and system is not None
+    # Two v6e-16 slices (32 chips), the default system pool (3 e2-standard-8 in its one
+    # zone) and the fee.
+    known = 32 * v6e.usd + 3 * system.usd + 0.10
     found = _budget_findings(50)
     assert [f.message for f in found] == [
-        f"the stack costs at least ${known:,.2f}/hour + unknown (1 part unpriced: system "
-        "pool) while it stands, over its budget of $50.00/hour"]
+        f"the stack costs ${known:,.2f}/hour while it stands, over its budget of $50.00/hour"]
     assert found[0].resource == "gcp:container/cluster:Cluster test"
     assert _budget_findings(None) == []
 
 
-def test_the_budget_rule_cannot_pass_unpriced_parts() -> None:
+def test_the_budget_rule_cannot_pass_unpriced_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A table that prices the fee only: the slices and the system pool are unknown.
+    monkeypatch.setattr(prices, "shipped", lambda: _table(FEE))
     found = _budget_findings(100_000)
     assert len(found) == 1
     assert "within its budget of $100,000.00/hour cannot be shown while parts are unpriced" \
@@ -300,8 +306,10 @@ def test_the_preview_policy_run_refuses_an_over_budget_change(tmp_path: Path) ->
     result = CliRunner().invoke(preview.main, ["--policy", "--quiet", "--project-dir",
                                                str(project), "v6e-training"])
     assert result.exit_code == preview.EXIT_POLICY, result.output
+    figures = preview.desired_state(ROOT / "stacks" / "Pulumi.v6e-training.yaml")["cost"]
+    assert figures["perHour"]["complete"]
     assert "v6e-training: [budget] gcp:container/cluster:Cluster trillium: the stack costs " \
-        "at least $2,764.90/hour" in result.output
+        f"${figures['perHour']['total']:,.2f}/hour while it stands" in result.output
     assert "over its budget of $1,000.00/hour" in result.output
 
 
@@ -317,7 +325,8 @@ def test_the_budget_rule_under_crossguard(monkeypatch: pytest.MonkeyPatch) -> No
     found = _violations(_args(harness.evaluate_file(path)))
     assert list(found) == ["budget"]
     [(message, urn)] = found["budget"]
-    assert message.startswith("gcp:container/cluster:Cluster trillium: the stack costs at "
-                              "least $2,764.90/hour")
+    total = preview.desired_state(path)["cost"]["perHour"]["total"]
+    assert message.startswith("gcp:container/cluster:Cluster trillium: the stack costs "
+                              f"${total:,.2f}/hour while it stands")
     assert "over its budget of $1,000.00/hour; fix: " in message
     assert urn == "urn:pulumi:test::accelstack::gcp:container/cluster:Cluster::trillium"

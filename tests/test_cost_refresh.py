@@ -73,10 +73,14 @@ def test_the_refresh_lands_as_a_diff_of_the_table(tmp_path: Path,
     err = capsys.readouterr().err
     assert "not priced: vm/n2-standard-64 on-demand in us-east5" in err
     after = prices.load(table)
-    # What it had is kept (the fee, the v6e figures), and the VMs it could price are added.
-    assert set(before.prices) <= set(after.prices)
-    added = set(after.prices) - set(before.prices)
-    assert {(p.item, p.region) for p in added} == {
+    # The VMs it could price now cite their SKUs (replacing what the table had for them),
+    # and everything else it had is kept (the fee, the TPU figures, the VMs it missed).
+    refreshed = {(p.item, p.region, p.mode) for p in after.prices
+                 if p.source.startswith("cloudbilling ")}
+    kept = {p for p in before.prices if (p.item, p.region, p.mode) not in refreshed}
+    assert kept <= set(after.prices)
+    assert len(after.prices) == len(kept) + len(refreshed)
+    assert {(item, region) for item, region, _ in refreshed} == {
         ("vm/e2-standard-16", "us-east5"), ("vm/e2-standard-4", "us-central1"),
         ("vm/e2-standard-8", "us-central1"), ("vm/e2-standard-8", "us-east4"),
         ("vm/e2-standard-8", "us-east5"), ("vm/e2-standard-8", "us-west4"),
