@@ -34,6 +34,11 @@ HAND: dict[str, list[tuple[str, int, tuple[str, str, str] | None]]] = {
         ("system pool", 3, ("vm/e2-standard-8", "us-central1", "on-demand")),
         ("cluster fee", 1, FEE),
     ],
+    "tpu7x-dynamic": [
+        ("pool ironwood", 8 * 64, None),  # 8 sub-blocks of 64 chips: no TPU7x price in the table
+        ("system pool", 4, ("vm/n2-standard-8", "us-central1", "on-demand")),
+        ("cluster fee", 1, FEE),
+    ],
     "fleet-east": [
         ("pool v6e-16", 2 * 16, ("tpu/v6e", "us-east5", "spot")),
         ("system pool", 3, ("vm/e2-standard-8", "us-east5", "on-demand")),
