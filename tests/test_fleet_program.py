@@ -318,6 +318,18 @@ def test_outputs_load_as_a_manager_view(fleet3: harness.Evaluation,
      "its own workers (a cycle MultiKueue does not support)"),
     ({"workers": [{"name": "a", "stack": "org/p/f"}]},
      "fleet.workers[0].stack: 'org/p/f' is this fleet stack itself (a cycle)"),
+    # One stack under two spellings is one worker, the manager or the fleet itself.
+    ({"workers": [{"name": "a", "stack": "org/p/w1"}, {"name": "b", "stack": "w1"}]},
+     "fleet.workers[1].stack: 'w1' is a duplicate worker: workers[0] is that stack (written "
+     "'org/p/w1' there)"),
+    ({"workers": [{"name": "a", "stack": "org/w1"}, {"name": "b", "stack": "org/p/w1"}]},
+     "fleet.workers[1].stack: 'org/p/w1' is a duplicate worker: workers[0] is that stack "
+     "(written 'org/w1' there)"),
+    ({"workers": [{"name": "a", "stack": "mgr"}]},
+     "fleet.workers[0].stack: 'mgr' is the manager stack: the manager cannot be one of "
+     "its own workers (a cycle MultiKueue does not support)"),
+    ({"workers": [{"name": "a", "stack": "org/f"}]},
+     "fleet.workers[0].stack: 'org/f' is this fleet stack itself (a cycle)"),
     ({"workers": []}, "fleet.workers: is empty; a fleet needs at least one worker stack"),
     ({"managerEgress": ["10.0.0.1/8"]},
      "fleet.managerEgress[0]: '10.0.0.1/8' is not a CIDR block such as 203.0.113.4/32"),
