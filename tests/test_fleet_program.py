@@ -369,11 +369,23 @@ def test_missing_namespace_and_differing_queue_are_refused(three: dict[str, Any]
 
 
 def test_a_fleet_as_a_worker_is_a_cycle(three: dict[str, Any]) -> None:
-    problems = _refused(three, {"org/p/w3": {"accelstackFleet": {"name": "x"}}})
+    problems = _refused(three, {"org/p/w3": {"accelstackFleet": {"fleetContractVersion": 1,
+                                                                   "name": "x"}}})
+    assert problems == [
+        "fleet.workers[2].stack: stack 'org/p/w3' is a fleet, not a cluster stack (a fleet "
+        "cannot be the manager or a worker of a fleet: that would be a cycle)"]
+    problems = _refused(three, {"org/p/w3": {}})
     assert problems == [
         "fleet.workers[2].stack: stack 'org/p/w3' has no 'accelstack' output: it is not an "
-        "accelstack cluster stack, or not deployed yet (a fleet stack cannot be the manager "
-        "or a worker of a fleet: that would be a cycle)"]
+        "accelstack cluster stack, or not deployed yet"]
+
+
+def test_a_pools_stack_as_a_worker_is_refused(three: dict[str, Any]) -> None:
+    pools = copy.deepcopy(three["org/p/w3"])
+    pools["accelstack"]["onCluster"] = "org/p/w1"
+    assert _refused(three, {"org/p/w3": pools}) == [
+        "fleet.workers[2].stack: stack 'org/p/w3' is a pools stack (on the cluster of "
+        "'org/p/w1'), not a cluster stack; name the cluster stack"]
 
 
 def test_the_manager_must_be_let_in(three: dict[str, Any]) -> None:

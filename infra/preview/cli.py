@@ -322,13 +322,17 @@ def _evaluate(paths: list[Path]) -> list[dict[str, Any]]:
     """Every stack's desired state; all the problems of all of them, or none."""
     from infra.program import StackConfigError
     from infra.config.stack_file import StackFileError
+    from infra.components.fleet import FleetConfigError
+    from infra.components.pools import PoolsConfigError
 
     docs = []
     problems: list[str] = []
     for path in paths:
         try:
             docs.append(desired_state(path))
-        except (StackConfigError, StackFileError) as e:
+        except (StackConfigError, StackFileError, FleetConfigError, PoolsConfigError) as e:
+            # A fleet's or a pools stack's refusals depend on the stacks it references
+            # (their contracts): as the config's own, one line each, FILE:LINE first.
             problems += e.problems
     if problems:
         raise BadStack(problems)

@@ -10,7 +10,9 @@ are filled with stable stand-ins so outputs are complete and diffs stay quiet.
 from __future__ import annotations
 
 import base64
+import gc
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping
@@ -23,6 +25,9 @@ from infra import program
 from infra.config import fleet as fleet_config
 from infra.config import pools as pools_config
 from infra.config import stack_file
+from infra.config.errors import did_you_mean
+from infra.components.fleet import FleetConfigError
+from infra.components.pools import PoolsConfigError
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 MASK = "[secret]"
@@ -244,7 +249,17 @@ def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
         exports.update(build())
         return pulumi.Output.from_input(_collect())
 
-    _run()
+    try:
+        _run()
+    except (FleetConfigError, PoolsConfigError) as e:
+        # Refused once the referenced contracts are read: every output derived from the
+        # plan holds the same error, and asyncio would log each as "Future exception was
+        # never retrieved", with its traceback, when collected. The error is reported
+        # once, by the caller; the copies are collected here, with asyncio's logger quiet.
+        error = type(e)(e.problems)
+        del e
+        _collect_quietly()
+        raise error from None
     for type_, name, parent, custom, deps in monitor.order:
         urn = monitor.make_urn(parent, type_, name)
         result.resources.append(Resource(urn, type_, name, parent, custom,
@@ -253,6 +268,16 @@ def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
     # Registration order depends on when inputs resolve; sort for stable results.
     result.resources.sort(key=lambda r: r.urn)
     return result
+
+
+def _collect_quietly() -> None:
+    log = logging.getLogger("asyncio")
+    was = log.disabled
+    log.disabled = True
+    try:
+        gc.collect()
+    finally:
+        log.disabled = was
 
 
 # ----------------------------------------------------------------------------------
@@ -274,18 +299,53 @@ def evaluate_file(path: str | Path) -> Evaluation:
     (and a pools stack's host) are the stack files beside it (``ORG/PROJECT/NAME`` reads ``Pulumi.NAME.yaml``),
     evaluated here in turn."""
     sf = stack_file.load(path)
+    folder = Path(path).parent
     if fleet_config.is_fleet(sf.raw):
         cfg = program.load_fleet_config(sf.raw, sf.stack, sf.locate)
-        names = [cfg.manager_stack] + [w.stack for w in cfg.workers]
-        refs = {n: referenced_outputs(Path(path).parent, n) for n in names}
+        named = [("fleet.manager.stack", cfg.manager_stack)] + [
+            (f"fleet.workers[{i}].stack", w.stack) for i, w in enumerate(cfg.workers)]
+        problems = [sf.locate(p) for p in _reference_problems(folder, named)]
+        if problems:
+            raise FleetConfigError(problems)
+        refs = {n: referenced_outputs(folder, n) for _, n in named}
         return evaluate_fleet(sf.raw, sf.stack, {k: v for k, v in refs.items() if v},
                               locate=sf.locate)
     if pools_config.is_pools(sf.raw):
         pools = program.load_pools_config(sf.raw, sf.stack, sf.locate)
-        host = referenced_outputs(Path(path).parent, pools.host_stack)
+        problems = [sf.locate(p) for p in _reference_problems(
+            folder, [(f"{pools_config.ON_CLUSTER_KEY}.stack", pools.host_stack)])]
+        if problems:
+            raise PoolsConfigError(problems)
+        host = referenced_outputs(folder, pools.host_stack)
         return evaluate_pools(sf.raw, sf.stack, {pools.host_stack: host} if host else {},
                               locate=sf.locate)
     return evaluate(sf.raw, sf.stack, sf.secret_keys, sf.locate)
+
+
+def _reference_problems(folder: Path, named: list[tuple[str, str]]) -> list[str]:
+    """What offline evaluation can tell of the stacks a fleet or pools stack references
+    before reading them: a stack file that is missing (with the nearest name there is), a
+    fleet or a pools stack where a cluster stack belongs. ``named``: (config path, stack)."""
+    out = []
+    have = sorted(stack_file.stack_name(p) for p in folder.glob("Pulumi.*.yaml"))
+    for where, name in named:
+        short = name.rsplit("/", 1)[-1]
+        file = folder / f"Pulumi.{short}.yaml"
+        if not file.is_file():
+            out.append(f"{where}: {name!r}: no stack {short!r} in {folder}"
+                       f"{did_you_mean(short, have)}")
+            continue
+        try:
+            raw = stack_file.load(file).raw
+        except stack_file.StackFileError:
+            continue  # reported when the stack itself is evaluated
+        if fleet_config.is_fleet(raw):
+            out.append(f"{where}: {name!r} is a fleet, not a cluster stack")
+        elif pools_config.is_pools(raw):
+            host = (raw.get(pools_config.ON_CLUSTER_KEY) or {}).get("stack")
+            out.append(f"{where}: {name!r} is a pools stack (on the cluster of {host!r}), not "
+                       "a cluster stack; name the cluster stack")
+    return out
 
 
 def referenced_outputs(folder: Path, stack: str) -> dict[str, Any] | None:
