@@ -95,13 +95,54 @@ def test_reads_the_manager_and_every_worker_through_stack_references(
         "my-org/accelstack/fleet-east", "my-org/accelstack/fleet-manager",
         "my-org/accelstack/v5e-spot"]
     assert sorted(r.name for r in example.of_type(PROVIDER)) == [
-        "fleet-east-k8s", "fleet-manager-k8s", "fleet-west-k8s"]
+        "fleet-east-claim-k8s", "fleet-east-k8s", "fleet-manager-k8s", "fleet-west-claim-k8s",
+        "fleet-west-k8s"]
     # Each provider talks to its cluster with the kubeconfig of that stack's contract.
     outputs = harness.referenced_outputs(STACKS_DIR, "v5e-spot")
     assert outputs is not None
     kube = example.named("fleet-west-k8s", PROVIDER).inputs["kubeconfig"]
     assert isinstance(kube, harness.Secret)
     assert kube.value == outputs["accelstack"]["kubeconfig"]
+
+
+def test_each_cluster_has_its_own_multikueue_origin(example: harness.Evaluation,
+                                                    three: dict[str, Any]) -> None:
+    # Kueue's default origin ("multikueue") on two managers sharing a worker: each one's
+    # garbage collector deletes the other's Workloads there.
+    origins = {stack: o["accelstack"]["cluster"]["multiKueueOrigin"] for stack, o in three.items()}
+    assert len(set(origins.values())) == len(origins)
+    assert all(len(v) <= 63 and re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", v)
+               for v in origins.values())
+    # the manager's Kueue runs with it
+    ev = harness.evaluate(MANAGER, "mgr")
+    [release] = ev.of_type("kubernetes:helm.sh/v3:Release")
+    config = yaml.safe_load(harness._plain(release.inputs)["values"]["managerConfig"][
+        "controllerManagerConfigYaml"])
+    assert config["multiKueue"] == {"origin": origins["org/p/mgr"]}
+
+
+def test_a_manager_without_an_origin_is_refused(three: dict[str, Any]) -> None:
+    old = copy.deepcopy(three["org/p/mgr"])
+    del old["accelstack"]["cluster"]["multiKueueOrigin"]
+    assert _refused(three, {"org/p/mgr": old}) == [
+        "fleet.manager.stack: stack 'org/p/mgr' does not export its Kueue's MultiKueue origin "
+        "(cluster.multiKueueOrigin; outputs written by an older accelstack): run `pulumi up` "
+        "on it with this version first"]
+
+
+def test_each_worker_is_claimed_before_anything_else_is_declared_on_it(
+        example: harness.Evaluation) -> None:
+    claim = example.named("fleet-west-claim", "kubernetes:core/v1:ConfigMap")
+    assert harness._plain(claim.inputs)["data"] == {"fleet": "research", "stack": "fleet"}
+    assert harness._plain(claim.inputs)["metadata"]["name"] == "accelstack-fleet"
+    # created through a provider that never adopts an existing object
+    provider = example.named("fleet-west-claim-k8s", PROVIDER)
+    assert provider.inputs["upsertExistingObjects"] == "false"
+    for r in example.resources:
+        if r.name.startswith("fleet-west-") and r.custom and r.type != PROVIDER \
+                and r.name not in ("fleet-west-claim", "fleet-west-kubeconfig"):
+            # (fleet-west-kubeconfig is the manager's Secret: it waits for the token)
+            assert claim.urn in r.dependencies, r.name
 
 
 def test_every_object_validates_against_its_schema(example: harness.Evaluation,

@@ -145,9 +145,21 @@ class Fleet(pulumi.ComponentResource):
         window = access.rotation_window(now, cfg.token_rotation_days)
         kubeconfig_secrets = []
         for i, w in enumerate(cfg.workers, start=1):
+            # The claim (access.claim): created, never adopted (upsertExistingObjects false:
+            # pulumi-kubernetes creates it with a plain create, which the API server refuses
+            # with AlreadyExists when another fleet holds the worker; see
+            # infra/components/pools.py), and everything else on the worker waits for it.
+            claiming = k8s.Provider(f"{name}-{w.name}-claim-k8s", kubeconfig=kubeconfig_of(i),
+                                    enable_server_side_apply=True,
+                                    upsert_existing_objects=False, opts=me)
+            held = access.claim(cfg.name, stack)
+            claim = k8s.core.v1.ConfigMap(
+                f"{name}-{w.name}-claim", metadata=_meta(held, labels), data=held["data"],
+                opts=pulumi.ResourceOptions(parent=self, provider=claiming))
             provider = k8s.Provider(f"{name}-{w.name}-k8s", kubeconfig=kubeconfig_of(i),
                                     enable_server_side_apply=True, opts=me)
-            on_worker = pulumi.ResourceOptions(parent=self, provider=provider)
+            on_worker = pulumi.ResourceOptions(parent=self, provider=provider,
+                                               depends_on=[claim])
             sa = access.service_account(cfg.name)
             account = k8s.core.v1.ServiceAccount(
                 f"{name}-{w.name}-account", opts=on_worker,
@@ -176,7 +188,7 @@ class Fleet(pulumi.ComponentResource):
             token_secret = k8s.core.v1.Secret(
                 f"{name}-{w.name}-token", type=access.TOKEN_TYPE, metadata=token_meta,
                 opts=pulumi.ResourceOptions(parent=self, provider=provider,
-                                            depends_on=[account]))
+                                            depends_on=[claim, account]))
             token_data: pulumi.Output[str] = token_secret.data.apply(_token)
             token: pulumi.Output[str] = pulumi.Output.secret(token_data)
             text: pulumi.Output[Any] = pulumi.Output.all(planned, token).apply(

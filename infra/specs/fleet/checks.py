@@ -34,6 +34,13 @@ def queue_name(workers: Mapping[str, StackOutputs], namespace: str) -> str | Non
 def problems(cfg: FleetConfig, manager: StackOutputs,
              workers: Mapping[str, StackOutputs]) -> list[str]:
     out: list[str] = []
+    if not manager.cluster.multikueue_origin:
+        # Without an origin of its own, the manager's MultiKueue uses Kueue's default, and
+        # its garbage collector deletes another manager's Workloads on a shared worker
+        # (infra/specs/fleet/origin.py).
+        out.append(f"fleet.manager.stack: stack {cfg.manager_stack!r} does not export its "
+                   "Kueue's MultiKueue origin (cluster.multiKueueOrigin; outputs written by an "
+                   "older accelstack): run `pulumi up` on it with this version first")
     where = {w.name: f"fleet.workers[{i}]" for i, w in enumerate(cfg.workers)}
     regions = {o.cluster.location for o in workers.values()}
     for w in cfg.workers:
