@@ -430,13 +430,35 @@ def test_a_pools_stack_as_a_worker_is_refused(three: dict[str, Any]) -> None:
 
 
 def test_the_manager_must_be_let_in(three: dict[str, Any]) -> None:
+    # The manager's Cloud NAT sends from addresses its stack reserves and exports; the fleet
+    # reads them (no hand-typed list).
+    nat = three["org/p/mgr"]["accelstack"]["cluster"]["natAddresses"]
+    assert nat == ["203.0.113.64/32"]
     walled = _outputs(_worker("w1", "us-west4", masterAuthorizedNetworks=[
         {"cidr": "10.0.0.0/8", "name": "corp"}]), "w1")
     assert _refused(three, {"org/p/w1": walled}) == [
-        "fleet.workers[0]: worker a limits its control plane to masterAuthorizedNetworks; give "
-        "fleet.managerEgress (the manager's Cloud NAT addresses) so the fleet can check that "
-        "the manager is let in"]
-    assert _refused(three, {"org/p/w1": walled}, managerEgress=["203.0.113.8/29"]) == [
+        "fleet.workers[0]: worker a's masterAuthorizedNetworks do not let the manager in from "
+        "203.0.113.64/32 (the manager's Cloud NAT address); add it to the worker stack's "
+        "masterAuthorizedNetworks"]
+    opened = _outputs(_worker("w1", "us-west4", masterAuthorizedNetworks=[
+        {"cidr": "203.0.113.64/32", "name": "manager"}]), "w1")
+    harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w1": opened})
+    # A hand-typed list beside them is refused: the contract is the source.
+    assert _refused(three, {}, managerEgress=["203.0.113.8/29"]) == [
+        "fleet.managerEgress: the manager stack exports the addresses its Cloud NAT sends from "
+        "(203.0.113.64/32), which the fleet reads; remove managerEgress"]
+    # A manager without NAT (public nodes, or older outputs): managerEgress, as before.
+    no_nat = copy.deepcopy(three["org/p/mgr"])
+    del no_nat["accelstack"]["cluster"]["natAddresses"]
+    problems = _refused(three, {"org/p/mgr": no_nat, "org/p/w1": walled})
+    assert problems == [
+        "fleet.workers[0]: worker a limits its control plane to masterAuthorizedNetworks, and "
+        "the manager stack (org/p/mgr) exports no Cloud NAT addresses (cluster.natAddresses: "
+        "run `pulumi up` on it with this version, or give it privateNodes, which sends through "
+        "Cloud NAT); without NAT, give fleet.managerEgress (its nodes' addresses) so the fleet "
+        "can check that the manager is let in"]
+    assert _refused(three, {"org/p/mgr": no_nat, "org/p/w1": walled},
+                    managerEgress=["203.0.113.8/29"]) == [
         "fleet.workers[0]: worker a's masterAuthorizedNetworks do not let the manager in from "
         "203.0.113.8/29 (fleet.managerEgress); add it to the worker stack's "
         "masterAuthorizedNetworks"]
@@ -478,12 +500,11 @@ def _kubeconfig(ev: harness.Evaluation, worker: str) -> dict[str, Any]:
 def test_a_private_worker_is_reached_at_its_dns_endpoint_with_the_token(
         three: dict[str, Any]) -> None:
     # Its masterAuthorizedNetworks restrict the IP endpoints only, so they are not checked
-    # against managerEgress (they would refuse it).
+    # against the manager's egress (they would refuse it).
     private = _outputs(_worker("w1", "us-west4", privateEndpoint=True,
                                dnsEndpoint={"k8sTokens": True},
                                masterAuthorizedNetworks=[{"cidr": "10.0.0.0/8"}]), "w1")
-    ev = harness.evaluate_fleet(_fleet(managerEgress=["203.0.113.8/29"]), "f",
-                                {**three, "org/p/w1": private})
+    ev = harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w1": private})
     config = _kubeconfig(ev, "a")
     dns = private["accelstack"]["cluster"]["dnsEndpoint"]
     assert dns == f"w1.us-west4.{harness.PREVIEW_DNS_SUFFIX}"

@@ -33,6 +33,7 @@ SECRET_SIG = "4dabf18193072939515e22adb298388d"
 MASK = "[secret]"
 PREVIEW_ENDPOINT = "203.0.113.10"  # TEST-NET-3: a documentation address, never routed
 PREVIEW_DNS_SUFFIX = "dns-endpoint.example"
+PREVIEW_NAT_BASE = "203.0.113."  # Cloud NAT's reserved addresses: TEST-NET-3 .64 on
 PREVIEW_PROJECT_NUMBER = "123456789012"  # stands in for the project's number
 PREVIEW_CA = base64.b64encode(b"accelstack offline preview: no certificate").decode()
 
@@ -139,6 +140,12 @@ class _Mocks(pulumi.runtime.Mocks):
             rid = f"projects/{project}/global/networks/{name}"
         elif args.typ == "gcp:compute/subnetwork:Subnetwork":
             rid = f"projects/{project}/regions/{state.get('region')}/subnetworks/{name}"
+        elif args.typ == "gcp:compute/address:Address":
+            # A reserved external address (Cloud NAT's): TEST-NET-3, never routed.
+            index = int(str(name).rsplit("-", 1)[-1]) if str(name)[-1:].isdigit() else 0
+            state.setdefault("address", f"{PREVIEW_NAT_BASE}{64 + index}")
+            state["selfLink"] = (f"https://www.googleapis.com/compute/v1/projects/{project}/"
+                                 f"regions/{state.get('region')}/addresses/{name}")
         elif args.typ == "gcp:compute/globalAddress:GlobalAddress":
             state.setdefault("address", "10.200.0.0")  # the range Google would allocate
         elif args.typ == "gcp:filestore/instance:Instance":
