@@ -364,6 +364,24 @@ def referenced_outputs(folder: Path, stack: str) -> dict[str, Any] | None:
     return plain_outputs(evaluate_file(file), reveal=True)
 
 
+def offline_outputs(ev: Evaluation) -> dict[str, Any]:
+    """The outputs `accelstack-preview --outputs` writes for `submit --outputs`: secrets
+    revealed except the kubeconfigs (credentials, and only stand-ins here), each masked. A
+    fleet's outputs hold its manager's and workers' contracts, secret as a whole because
+    they hold kubeconfigs; here they are the contracts, so `submit` reads them as it reads
+    a deployed fleet's, and finds no usable kubeconfig in them, as for a cluster stack."""
+    def mask(v: Any, key: str = "") -> Any:
+        if key == "kubeconfig":
+            return MASK
+        if isinstance(v, dict):
+            return {k: mask(x, k) for k, x in v.items()}
+        if isinstance(v, list):
+            return [mask(x) for x in v]
+        return v
+    out: dict[str, Any] = mask(plain_outputs(ev, reveal=True))
+    return out
+
+
 def plain_outputs(ev: Evaluation, reveal: bool = False) -> dict[str, Any]:
     """Outputs as JSON-ready data; secrets masked unless ``reveal``."""
     def conv(v: Any) -> Any:
