@@ -56,6 +56,7 @@ NOT_HERE = {
     ".venv/bin/python bench/sweep.py": "a timing benchmark",
     ".venv/bin/python bench/classes.py": "a timing benchmark",
     ".venv/bin/python bench/sweep_dry_run.py": "a timing benchmark",
+    ".venv/bin/python bench/fleet_view.py": "a timing benchmark",
 }
 
 

@@ -35,12 +35,13 @@ class _Slot(Generic[T]):
         self.value: T | BaseException | None = None
 
 
-def gather(reads: Mapping[str, Callable[[], T]], *, timeout: float, limit: int = LIMIT
+def gather(reads: Mapping[str, Callable[[], T]], *, timeout: float, limit: int | None = None
            ) -> dict[str, T | Exception]:
-    """Run every read; each name maps to its result, the exception it raised, or
-    ``TimedOut``. Returns once every read has finished or run out of time."""
+    """Run every read, at most ``limit`` (default LIMIT) at once; each name maps to its
+    result, the exception it raised, or ``TimedOut``. Returns once every read has finished
+    or run out of time."""
     slots: dict[str, _Slot[T]] = {name: _Slot() for name in reads}
-    seats = threading.Semaphore(max(1, limit))
+    seats = threading.Semaphore(max(1, LIMIT if limit is None else limit))
     changed = threading.Condition()
 
     def run(name: str, read: Callable[[], T]) -> None:
