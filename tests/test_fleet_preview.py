@@ -140,3 +140,17 @@ def test_nothing_but_the_refusal_reaches_stderr(project: Path) -> None:
         f"stacks/Pulumi.fleet.yaml:{east}: fleet.workers[1]: worker east "
         "(my-org/accelstack/fleet-east) runs Kueue v0.18.0, the manager v0.19.2; set the "
         "same addons.kueueVersion in both stacks\n"))
+
+
+def test_a_worker_of_two_fleets_is_refused(project: Path) -> None:
+    # A second fleet, on another manager, with the west worker spelt otherwise.
+    other = (project / "stacks" / "Pulumi.fleet.yaml").read_text().replace(
+        "name: research", "name: other").replace(
+        "my-org/accelstack/v5e-spot", "v5e-spot").replace(
+        "      - name: east\n        stack: my-org/accelstack/fleet-east\n", "")
+    (project / "stacks" / "Pulumi.fleet-two.yaml").write_text(other)
+    west = _line(project, "fleet", "name: west") + 1
+    assert _refused("fleet") == [
+        f"stacks/Pulumi.fleet.yaml:{west}: fleet.workers[0].stack: "
+        "'my-org/accelstack/v5e-spot' is also a worker of the fleet stack 'fleet-two' "
+        "(Pulumi.fleet-two.yaml); a worker is in one fleet"]

@@ -24,7 +24,7 @@ from infra.record import record
 from infra import program
 from infra.config import fleet as fleet_config
 from infra.config import pools as pools_config
-from infra.config import stack_file
+from infra.config import stack_file, stack_refs
 from infra.config.errors import did_you_mean
 from infra.components.fleet import FleetConfigError
 from infra.components.pools import PoolsConfigError
@@ -311,7 +311,8 @@ def evaluate_file(path: str | Path) -> Evaluation:
         cfg = program.load_fleet_config(sf.raw, sf.stack, sf.locate)
         named = [("fleet.manager.stack", cfg.manager_stack)] + [
             (f"fleet.workers[{i}].stack", w.stack) for i, w in enumerate(cfg.workers)]
-        problems = [sf.locate(p) for p in _reference_problems(folder, named)]
+        problems = [sf.locate(p) for p in _reference_problems(folder, named)
+                    + _shared_workers(folder, sf.stack, named[1:])]
         if problems:
             raise FleetConfigError(problems)
         refs = {n: referenced_outputs(folder, n) for _, n in named}
@@ -327,6 +328,27 @@ def evaluate_file(path: str | Path) -> Evaluation:
         return evaluate_pools(sf.raw, sf.stack, {pools.host_stack: host} if host else {},
                               locate=sf.locate)
     return evaluate(sf.raw, sf.stack, sf.secret_keys, sf.locate)
+
+
+def _shared_workers(folder: Path, stack: str, workers: list[tuple[str, str]]) -> list[str]:
+    """Workers that another fleet stack beside this one has too: a worker is in one fleet
+    (infra/specs/fleet/access.py claim; the deployed fleets refuse it at `pulumi up`)."""
+    out = []
+    for path in sorted(folder.glob("Pulumi.*.yaml")):
+        try:
+            other = stack_file.load(path)
+        except stack_file.StackFileError:
+            continue
+        if other.stack == stack or not fleet_config.is_fleet(other.raw):
+            continue
+        theirs = (other.raw.get(fleet_config.FLEET_KEY) or {}).get("workers") or []
+        refs = [stack_refs.ref(str(w.get("stack"))) for w in theirs
+                if isinstance(w, dict) and w.get("stack")]
+        for where, name in workers:
+            if any(stack_refs.ref(name).same(r) for r in refs):
+                out.append(f"{where}: {name!r} is also a worker of the fleet stack "
+                           f"{other.stack!r} ({path.name}); a worker is in one fleet")
+    return out
 
 
 def _reference_problems(folder: Path, named: list[tuple[str, str]]) -> list[str]:
