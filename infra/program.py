@@ -174,9 +174,11 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     ).to_dict()
     cluster_fields = exported["cluster"]
     exported["cluster"] = pulumi.Output.all(gke.endpoint, gke.ca_certificate,
-                                            gke.dns_endpoint, gke.service_account_email).apply(
+                                            gke.dns_endpoint, gke.service_account_email,
+                                            net.nat_addresses).apply(
         lambda a: {**cluster_fields, "endpoint": a[0], "caCertificate": a[1],
-                   "dnsEndpoint": a[2], "nodeServiceAccount": a[3]})
+                   "dnsEndpoint": a[2], "nodeServiceAccount": a[3],
+                   **({"natAddresses": a[4]} if a[4] is not None else {})})
     exported["kubeconfig"] = gke.kubeconfig
     return {contract.OUTPUT_NAME: exported}
 

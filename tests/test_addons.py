@@ -326,6 +326,9 @@ def test_kueue_release(case: tuple[dict[str, Any], Evaluation]) -> None:
     if classes:
         expected["resources"] = {"deviceClassMappings": [
             {"name": c, "deviceClassNames": [c]} for c in classes]}
+    # Its own MultiKueue origin, a label value unique to the cluster (test_fleet_program.py)
+    origin = config.pop("multiKueue")["origin"]
+    assert origin.startswith("accelstack-") and len(origin) <= 63
     assert config == expected
 
 

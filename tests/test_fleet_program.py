@@ -95,13 +95,54 @@ def test_reads_the_manager_and_every_worker_through_stack_references(
         "my-org/accelstack/fleet-east", "my-org/accelstack/fleet-manager",
         "my-org/accelstack/v5e-spot"]
     assert sorted(r.name for r in example.of_type(PROVIDER)) == [
-        "fleet-east-k8s", "fleet-manager-k8s", "fleet-west-k8s"]
+        "fleet-east-claim-k8s", "fleet-east-k8s", "fleet-manager-k8s", "fleet-west-claim-k8s",
+        "fleet-west-k8s"]
     # Each provider talks to its cluster with the kubeconfig of that stack's contract.
     outputs = harness.referenced_outputs(STACKS_DIR, "v5e-spot")
     assert outputs is not None
     kube = example.named("fleet-west-k8s", PROVIDER).inputs["kubeconfig"]
     assert isinstance(kube, harness.Secret)
     assert kube.value == outputs["accelstack"]["kubeconfig"]
+
+
+def test_each_cluster_has_its_own_multikueue_origin(example: harness.Evaluation,
+                                                    three: dict[str, Any]) -> None:
+    # Kueue's default origin ("multikueue") on two managers sharing a worker: each one's
+    # garbage collector deletes the other's Workloads there.
+    origins = {stack: o["accelstack"]["cluster"]["multiKueueOrigin"] for stack, o in three.items()}
+    assert len(set(origins.values())) == len(origins)
+    assert all(len(v) <= 63 and re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", v)
+               for v in origins.values())
+    # the manager's Kueue runs with it
+    ev = harness.evaluate(MANAGER, "mgr")
+    [release] = ev.of_type("kubernetes:helm.sh/v3:Release")
+    config = yaml.safe_load(harness._plain(release.inputs)["values"]["managerConfig"][
+        "controllerManagerConfigYaml"])
+    assert config["multiKueue"] == {"origin": origins["org/p/mgr"]}
+
+
+def test_a_manager_without_an_origin_is_refused(three: dict[str, Any]) -> None:
+    old = copy.deepcopy(three["org/p/mgr"])
+    del old["accelstack"]["cluster"]["multiKueueOrigin"]
+    assert _refused(three, {"org/p/mgr": old}) == [
+        "fleet.manager.stack: stack 'org/p/mgr' does not export its Kueue's MultiKueue origin "
+        "(cluster.multiKueueOrigin; outputs written by an older accelstack): run `pulumi up` "
+        "on it with this version first"]
+
+
+def test_each_worker_is_claimed_before_anything_else_is_declared_on_it(
+        example: harness.Evaluation) -> None:
+    claim = example.named("fleet-west-claim", "kubernetes:core/v1:ConfigMap")
+    assert harness._plain(claim.inputs)["data"] == {"fleet": "research", "stack": "fleet"}
+    assert harness._plain(claim.inputs)["metadata"]["name"] == "accelstack-fleet"
+    # created through a provider that never adopts an existing object
+    provider = example.named("fleet-west-claim-k8s", PROVIDER)
+    assert provider.inputs["upsertExistingObjects"] == "false"
+    for r in example.resources:
+        if r.name.startswith("fleet-west-") and r.custom and r.type != PROVIDER \
+                and r.name not in ("fleet-west-claim", "fleet-west-kubeconfig"):
+            # (fleet-west-kubeconfig is the manager's Secret: it waits for the token)
+            assert claim.urn in r.dependencies, r.name
 
 
 def test_every_object_validates_against_its_schema(example: harness.Evaluation,
@@ -318,6 +359,18 @@ def test_outputs_load_as_a_manager_view(fleet3: harness.Evaluation,
      "its own workers (a cycle MultiKueue does not support)"),
     ({"workers": [{"name": "a", "stack": "org/p/f"}]},
      "fleet.workers[0].stack: 'org/p/f' is this fleet stack itself (a cycle)"),
+    # One stack under two spellings is one worker, the manager or the fleet itself.
+    ({"workers": [{"name": "a", "stack": "org/p/w1"}, {"name": "b", "stack": "w1"}]},
+     "fleet.workers[1].stack: 'w1' is a duplicate worker: workers[0] is that stack (written "
+     "'org/p/w1' there)"),
+    ({"workers": [{"name": "a", "stack": "org/w1"}, {"name": "b", "stack": "org/p/w1"}]},
+     "fleet.workers[1].stack: 'org/p/w1' is a duplicate worker: workers[0] is that stack "
+     "(written 'org/w1' there)"),
+    ({"workers": [{"name": "a", "stack": "mgr"}]},
+     "fleet.workers[0].stack: 'mgr' is the manager stack: the manager cannot be one of "
+     "its own workers (a cycle MultiKueue does not support)"),
+    ({"workers": [{"name": "a", "stack": "org/f"}]},
+     "fleet.workers[0].stack: 'org/f' is this fleet stack itself (a cycle)"),
     ({"workers": []}, "fleet.workers: is empty; a fleet needs at least one worker stack"),
     ({"managerEgress": ["10.0.0.1/8"]},
      "fleet.managerEgress[0]: '10.0.0.1/8' is not a CIDR block such as 203.0.113.4/32"),
@@ -357,21 +410,55 @@ def test_missing_namespace_and_differing_queue_are_refused(three: dict[str, Any]
 
 
 def test_a_fleet_as_a_worker_is_a_cycle(three: dict[str, Any]) -> None:
-    problems = _refused(three, {"org/p/w3": {"accelstackFleet": {"name": "x"}}})
+    problems = _refused(three, {"org/p/w3": {"accelstackFleet": {"fleetContractVersion": 1,
+                                                                   "name": "x"}}})
+    assert problems == [
+        "fleet.workers[2].stack: stack 'org/p/w3' is a fleet, not a cluster stack (a fleet "
+        "cannot be the manager or a worker of a fleet: that would be a cycle)"]
+    problems = _refused(three, {"org/p/w3": {}})
     assert problems == [
         "fleet.workers[2].stack: stack 'org/p/w3' has no 'accelstack' output: it is not an "
-        "accelstack cluster stack, or not deployed yet (a fleet stack cannot be the manager "
-        "or a worker of a fleet: that would be a cycle)"]
+        "accelstack cluster stack, or not deployed yet"]
+
+
+def test_a_pools_stack_as_a_worker_is_refused(three: dict[str, Any]) -> None:
+    pools = copy.deepcopy(three["org/p/w3"])
+    pools["accelstack"]["onCluster"] = "org/p/w1"
+    assert _refused(three, {"org/p/w3": pools}) == [
+        "fleet.workers[2].stack: stack 'org/p/w3' is a pools stack (on the cluster of "
+        "'org/p/w1'), not a cluster stack; name the cluster stack"]
 
 
 def test_the_manager_must_be_let_in(three: dict[str, Any]) -> None:
+    # The manager's Cloud NAT sends from addresses its stack reserves and exports; the fleet
+    # reads them (no hand-typed list).
+    nat = three["org/p/mgr"]["accelstack"]["cluster"]["natAddresses"]
+    assert nat == ["203.0.113.64/32"]
     walled = _outputs(_worker("w1", "us-west4", masterAuthorizedNetworks=[
         {"cidr": "10.0.0.0/8", "name": "corp"}]), "w1")
     assert _refused(three, {"org/p/w1": walled}) == [
-        "fleet.workers[0]: worker a limits its control plane to masterAuthorizedNetworks; give "
-        "fleet.managerEgress (the manager's Cloud NAT addresses) so the fleet can check that "
-        "the manager is let in"]
-    assert _refused(three, {"org/p/w1": walled}, managerEgress=["203.0.113.8/29"]) == [
+        "fleet.workers[0]: worker a's masterAuthorizedNetworks do not let the manager in from "
+        "203.0.113.64/32 (the manager's Cloud NAT address); add it to the worker stack's "
+        "masterAuthorizedNetworks"]
+    opened = _outputs(_worker("w1", "us-west4", masterAuthorizedNetworks=[
+        {"cidr": "203.0.113.64/32", "name": "manager"}]), "w1")
+    harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w1": opened})
+    # A hand-typed list beside them is refused: the contract is the source.
+    assert _refused(three, {}, managerEgress=["203.0.113.8/29"]) == [
+        "fleet.managerEgress: the manager stack exports the addresses its Cloud NAT sends from "
+        "(203.0.113.64/32), which the fleet reads; remove managerEgress"]
+    # A manager without NAT (public nodes, or older outputs): managerEgress, as before.
+    no_nat = copy.deepcopy(three["org/p/mgr"])
+    del no_nat["accelstack"]["cluster"]["natAddresses"]
+    problems = _refused(three, {"org/p/mgr": no_nat, "org/p/w1": walled})
+    assert problems == [
+        "fleet.workers[0]: worker a limits its control plane to masterAuthorizedNetworks, and "
+        "the manager stack (org/p/mgr) exports no Cloud NAT addresses (cluster.natAddresses: "
+        "run `pulumi up` on it with this version, or give it privateNodes, which sends through "
+        "Cloud NAT); without NAT, give fleet.managerEgress (its nodes' addresses) so the fleet "
+        "can check that the manager is let in"]
+    assert _refused(three, {"org/p/mgr": no_nat, "org/p/w1": walled},
+                    managerEgress=["203.0.113.8/29"]) == [
         "fleet.workers[0]: worker a's masterAuthorizedNetworks do not let the manager in from "
         "203.0.113.8/29 (fleet.managerEgress); add it to the worker stack's "
         "masterAuthorizedNetworks"]
@@ -413,12 +500,11 @@ def _kubeconfig(ev: harness.Evaluation, worker: str) -> dict[str, Any]:
 def test_a_private_worker_is_reached_at_its_dns_endpoint_with_the_token(
         three: dict[str, Any]) -> None:
     # Its masterAuthorizedNetworks restrict the IP endpoints only, so they are not checked
-    # against managerEgress (they would refuse it).
+    # against the manager's egress (they would refuse it).
     private = _outputs(_worker("w1", "us-west4", privateEndpoint=True,
                                dnsEndpoint={"k8sTokens": True},
                                masterAuthorizedNetworks=[{"cidr": "10.0.0.0/8"}]), "w1")
-    ev = harness.evaluate_fleet(_fleet(managerEgress=["203.0.113.8/29"]), "f",
-                                {**three, "org/p/w1": private})
+    ev = harness.evaluate_fleet(_fleet(), "f", {**three, "org/p/w1": private})
     config = _kubeconfig(ev, "a")
     dns = private["accelstack"]["cluster"]["dnsEndpoint"]
     assert dns == f"w1.us-west4.{harness.PREVIEW_DNS_SUFFIX}"

@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 
 import schema
 from fake_apiserver import FakeApiServer
+from fake_fleet_apiserver import FleetApiServer
 from fakes import stacks
 from submit.cli.app import main
 
@@ -30,7 +31,8 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def servers() -> Iterator[dict[str, FakeApiServer]]:
-    found = {name: FakeApiServer().start() for name in ("manager", "west", "east")}
+    found: dict[str, FakeApiServer] = {name: FleetApiServer().start()
+                                       for name in ("manager", "west", "east")}
     yield found
     for srv in found.values():
         try:
@@ -243,10 +245,10 @@ def test_fleet_view_table(servers: dict[str, FakeApiServer], outputs: Path) -> N
     lines = result.output.splitlines()
     assert lines[0].split() == ["CLUSTER", "ROLE", "REGION", "VIA", "STATUS", "QUEUES",
                                 "FLAVOR", "NOMINAL", "USED", "FREE", "PENDING", "ADMITTED",
-                                "FINISHED"]
+                                "FINISHED", "MANAGER", "SEES"]
     west = next(ln for ln in lines if ln.startswith("west"))
-    assert west.split() == ["west", "worker", "us-west4", "ip", "ok", "main",
-                            "v5litepod-16-spot", "32", "16", "16", "0", "0", "0"]
+    assert west.split()[:13] == ["west", "worker", "us-west4", "ip", "ok", "main",
+                                 "v5litepod-16-spot", "32", "16", "16", "0", "0", "0"]
     # How the manager reaches each worker: east is private, reached at its DNS endpoint.
     assert [ln.split()[3] for ln in lines[1:]] == ["-", "ip", "dns"]
 
@@ -259,3 +261,85 @@ def test_fleet_view_of_a_cluster_stack_is_a_usage_error(tmp_path: Path,
     result = run(path, "fleet", "view")
     assert result.exit_code == 2
     assert "stack 'v5e-spot' is not a fleet stack" in result.output
+
+
+def _active(name: str, status: str, reason: str = "Active", message: str = "") -> dict[str, Any]:
+    return {"metadata": {"name": name}, "status": {"conditions": [
+        {"type": "Active", "status": status, "reason": reason, "message": message}]}}
+
+
+def test_fleet_view_shows_the_managers_view_of_each_worker(
+        servers: dict[str, FakeApiServer], outputs: Path) -> None:
+    # The user reads both workers, but the manager's MultiKueue reaches only west: east's
+    # MultiKueueCluster is inactive (Kueue's own signal), and the user's read cannot see it.
+    manager = servers["manager"]
+    assert isinstance(manager, FleetApiServer)
+    manager.multikueueclusters = [
+        _active("west", "True"),
+        _active("east", "False", "ClientConnectionFailed",
+                'Get "https://east.example/api": dial tcp: i/o timeout')]
+    manager.admissionchecks = [_active("research", "True"), _active("research-west", "True"),
+                               _active("research-east", "False", "Inactive",
+                                       "Cannot use multikueue cluster east")]
+    manager.state.clusterqueues = [
+        {"metadata": {"name": f"research{s}"},
+         "spec": {"admissionChecksStrategy": {"admissionChecks": [{"name": f"research{s}"}]}}}
+        for s in ("", "-west", "-east")]
+    data = json.loads(run(outputs, "fleet", "view", "-o", "json").output)
+    seen = {r["cluster"]: (r["status"], r["manager_view"]) for r in data}
+    assert seen["west"] == ("ok", "active")
+    assert seen["east"] == ("ok", 'MultiKueueCluster east inactive: ClientConnectionFailed: '
+                                  'Get "https://east.example/api": dial tcp: i/o timeout')
+    assert seen["fleet-manager"] == ("ok", None)
+    manager.multikueueclusters[1] = _active("east", "True")
+    data = json.loads(run(outputs, "fleet", "view", "-o", "json").output)
+    assert {r["cluster"]: r["manager_view"] for r in data}["east"] == (
+        "AdmissionCheck research-east inactive: Inactive: Cannot use multikueue cluster east")
+    manager.multikueueclusters = []
+    data = json.loads(run(outputs, "fleet", "view", "-o", "json").output)
+    assert {r["cluster"]: r["manager_view"] for r in data}["west"] == (
+        "no MultiKueueCluster west on the manager")
+
+
+def test_fleet_view_reads_the_clusters_at_once_and_bounds_each(
+        servers: dict[str, FakeApiServer], outputs: Path) -> None:
+    slow = servers["east"]
+    assert isinstance(slow, FleetApiServer)
+    slow.latency = 3.0
+    data = json.loads(run(outputs, "fleet", "view", "-o", "json", "--timeout", "0.5").output)
+    by = {r["cluster"]: r for r in data}
+    assert by["east"]["status"] == "unreachable: no answer within 0.5s"
+    assert by["west"]["status"] == "ok" and by["fleet-manager"]["status"] == "ok"
+    # every cluster was asked before any answered: the reads overlap
+    firsts = [min(servers[n].arrivals) for n in ("manager", "west", "east")]  # type: ignore[attr-defined]
+    assert max(firsts) - min(firsts) < 0.5
+
+
+def test_fleet_offline_outputs_are_read_by_submit(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # `accelstack-preview fleet --outputs F`, then submit on F (docs/fleets.md): the
+    # contracts are there (kubeconfigs masked), so the reads that need no cluster work and
+    # the view says each cluster has no usable kubeconfig.
+    from conftest import ROOT
+    from infra.preview import cli as preview
+
+    monkeypatch.chdir(ROOT)
+    path = tmp_path / "fleet.json"
+    made = CliRunner().invoke(preview.main, ["fleet", "--outputs", str(path), "--quiet"])
+    assert made.exit_code == 0, made.output
+    fleet = json.loads(path.read_text())["accelstackFleet"]
+    assert fleet["manager"]["kubeconfig"] == "[secret]"
+    assert [w["outputs"]["kubeconfig"] for w in fleet["workers"]] == ["[secret]", "[secret]"]
+    created = run(path, "workload", "create", "--workload", "w1", "--accelerator", "v6e-16",
+                  "--image", "python:3.12", "--dry-run")
+    assert created.exit_code == 0, created.output
+    assert "kind: JobSet" in created.output
+    shown = run(path, "fleet", "view", "-o", "json")
+    assert shown.exit_code == 0, shown.output
+    rows = json.loads(shown.output)
+    assert [r["cluster"] for r in rows] == ["fleet-manager", "west", "east"]
+    assert all(r["status"].startswith("unreachable: ") and "no usable kubeconfig" in r["status"]
+               for r in rows)
+    listed = CliRunner().invoke(main, ["accelerators", "--outputs", str(path)])
+    assert listed.exit_code == 0, listed.output
+    assert "v6e-16-spot" in listed.output

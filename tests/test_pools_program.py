@@ -172,14 +172,19 @@ def test_a_fleet_or_missing_host_is_refused() -> None:
         pools_spec.plan(cfg, None)
     assert e.value.problems == [
         f"onCluster.stack: stack {HOST!r} has no 'accelstack' output: it is not an "
-        "accelstack cluster stack (a fleet is not one), or not deployed yet"]
+        "accelstack cluster stack, or not deployed yet"]
+    with pytest.raises(ConfigError) as e:
+        pools_spec.plan(cfg, {"fleetContractVersion": 1, "name": "research"})
+    assert e.value.problems == [
+        f"onCluster.stack: stack {HOST!r} is a fleet, not a cluster stack; name the cluster "
+        "stack whose cluster gets the pools"]
 
 
 def test_another_pools_stack_is_not_a_host() -> None:
     other = harness.plain_outputs(harness.evaluate_file(FILE), reveal=True)["accelstack"]
     assert _problems(host=other) == [
-        "onCluster.stack: stack 'my-org/accelstack/v5e-spot' is itself a pools stack (on "
-        f"the cluster of {HOST!r}); name the cluster stack"]
+        "onCluster.stack: stack 'my-org/accelstack/v5e-spot' is a pools stack (on "
+        f"the cluster of {HOST!r}), not a cluster stack; name the cluster stack"]
 
 
 def test_a_host_without_its_node_service_account_is_refused() -> None:

@@ -262,7 +262,20 @@ def test_v5e_spot_two_slices() -> None:
     assert pools["v5litepod-16-0"]["nodeConfig"]["labels"] == {
         "accelstack.dev/slice-pool": "v5litepod-16", "accelstack.dev/capacity": "spot"}
     assert [t["key"] for t in out.tolerations] == ["google.com/tpu", "cloud.google.com/gke-spot"]
-    assert ev.of_type("gcp:compute/routerNat:RouterNat")
+    [nat] = ev.of_type("gcp:compute/routerNat:RouterNat")
+    # Cloud NAT sends from addresses the stack reserves (predictable, exported for fleets),
+    # enough for every node at 64 ports each (64,512 per address).
+    addresses = ev.of_type("gcp:compute/address:Address")
+    assert nat.inputs["natIpAllocateOption"] == "MANUAL_ONLY"
+    assert len(nat.inputs["natIps"]) == len(addresses) >= 1
+    assert all(a.inputs["addressType"] == "EXTERNAL" for a in addresses)
+    cluster = harness.plain_outputs(ev, reveal=True)["accelstack"]["cluster"]
+    assert cluster["natAddresses"] == [f"203.0.113.{64 + i}/32" for i in range(len(addresses))]
+    from infra.specs import network as network_spec
+    from infra.config.stack import parse
+    big = parse({**MINIMAL, "slices": [{"accelerator": "v5p-8", "count": 600},
+                                       {"name": "more", "accelerator": "v5p-8", "count": 500}]})
+    assert network_spec.nat_address_count(big) == 2  # 1100 + system nodes, 64 ports each
 
 
 def test_v5p_reservation() -> None:

@@ -59,6 +59,7 @@ NOT_HERE = {
     "accelstack-prices refresh --write": "reads the live Cloud Billing Catalog API; "
                                          "tests/test_cost_refresh.py runs the same command "
                                          "on recorded SKU responses (--skus)",
+    ".venv/bin/python bench/fleet_view.py": "a timing benchmark",
 }
 
 

@@ -59,7 +59,7 @@ def test_a_class_parses_with_its_limits_and_priorities() -> None:
     assert [c.mode for c in cls.capacity] == ["reservation", "spot", "on-demand"]
     assert cls.capacity[0].reservation == "v6e-a" and cls.capacity[0].project == "shared-res"
     assert (cls.max_chips, cls.max_slices) == (128, 4)
-    assert cls.max_pods_per_node == 15 and cls.secure_boot
+    assert cls.max_pods_per_node == 15
 
 
 @pytest.mark.parametrize("fields, fragments", [
@@ -120,6 +120,29 @@ def test_versions_gate_classes_and_reservations() -> None:
     parse(_raw(gkeVersion="1.33.2-gke.1111000"))
 
 
+def test_secure_boot_is_checked_against_the_pinned_version_or_the_channel_default() -> None:
+    # RAPID's default (1.36.4) and a pin at the floor take the field: on by default.
+    assert parse(_raw(releaseChannel="RAPID")).slice_classes[0].secure_boot
+    assert parse(_raw(gkeVersion="1.36.3-gke.1244000")).slice_classes[0].secure_boot
+    # REGULAR's default (1.35.7) and an older pin do not: left off by default ...
+    assert not parse(_raw()).slice_classes[0].secure_boot
+    assert not parse(_raw(gkeVersion="1.36.3-gke.1000000")).slice_classes[0].secure_boot
+    # ... and refused when asked for.
+    cls = _with_class(nodes={"secureBoot": True})
+    [p] = _problems(sliceClasses=[cls])
+    assert p.startswith("sliceClasses[0].nodes.secureBoot: Secure Boot on a class's pools")
+    assert "needs GKE 1.36.3-gke.1244000 or later; the REGULAR channel's default version" in p
+    [p] = _problems(gkeVersion="1.35.9-gke.100", sliceClasses=[cls])
+    assert "gkeVersion is 1.35.9-gke.100" in p
+    assert parse(_raw(releaseChannel="RAPID", sliceClasses=[cls])).slice_classes[0].secure_boot
+    off = _with_class(nodes={"secureBoot": False})
+    assert not parse(_raw(releaseChannel="RAPID", sliceClasses=[off])).slice_classes[0].secure_boot
+    # The object carries the field only when on.
+    for raw, present in ((_raw(), False), (_raw(releaseChannel="RAPID"), True)):
+        obj = computeclass.compute_class(parse(raw).slice_classes[0], service_account="n@p")
+        assert ("shieldedInstanceConfig" in obj["spec"]["nodePoolAutoCreation"]) is present
+
+
 def test_team_quotas_may_name_a_class() -> None:
     cfg = parse(_raw(queues={"teams": [{"name": "evals", "quota": {"burst": 64}}]}))
     assert dict(cfg.queues.teams[0].quota) == {"burst": 64}
@@ -150,6 +173,9 @@ def test_compute_class_objects_validate_and_try_capacity_in_order() -> None:
         ("4x4", False, False), ("8x8", False, False)]
     assert rules[0]["reservations"] == {"affinity": "Specific", "specific": [
         {"name": "v6e-a", "project": "shared-res", "zones": ["us-east5-b"]}]}
+    # GKE refuses location.zones on a rule with specific reservations; other rules keep it.
+    assert ["location" in r for r in rules] == [False, False, True, True, True, True]
+    assert rules[2]["location"] == {"zones": ["us-east5-b"]}
     assert rules[0]["tpu"] == {"type": "tpu-v6e-slice", "count": 4, "topology": "4x4"}
     assert all(r["nodeLabels"] == {"accelstack.dev/capacity": "class"} for r in rules)
     # v6e hosts boot from Hyperdisk only: a created pool left to GKE's pd-balanced default
@@ -175,11 +201,25 @@ def test_every_created_pool_boots_from_a_disk_its_machine_takes() -> None:
     assert seen
 
 
+def _gke_accepts(obj: dict[str, Any]) -> None:
+    """Rules GKE holds a ComputeClass to beyond its schema: no location.zones on a rule
+    with specific reservations (the class goes into an error state: "contains priorities
+    using location config with specific reservations enabled"; google/skills
+    gke-compute-classes references/compute-class-debug.md)."""
+    for i, rule in enumerate(obj["spec"]["priorities"]):
+        if (rule.get("reservations") or {}).get("affinity") == "Specific":
+            assert "zones" not in (rule.get("location") or {}), (obj["metadata"]["name"], i)
+
+
 @pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)
 def test_every_example_stacks_compute_classes_validate(path: Any) -> None:
     ev = harness.evaluate_file(path)
     for obj in _class_objects(ev).values():
         schema.validate(obj)
+        _gke_accepts(obj)
+        if ev.config.release_channel == "RAPID" or ev.config.gke_version:
+            # Secure Boot where the stack's version takes it (v6e-burst: RAPID)
+            assert "shieldedInstanceConfig" in obj["spec"]["nodePoolAutoCreation"]
     assert bool(_class_objects(ev)) == bool(ev.config.slice_classes)
 
 
@@ -250,6 +290,18 @@ def test_contract_lists_each_shape_of_a_class_and_loads_without_classes() -> Non
         "cloud.google.com/gke-tpu-topology": "4x4"}
     assert {"key": "cloud.google.com/compute-class", "operator": "Equal", "value": "burst",
             "effect": "NoSchedule"} in entries[0].tolerations
+    # The class has a Spot tier: GKE taints the Spot nodes it creates.
+    spot = {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true",
+            "effect": "NoSchedule"}
+    assert spot in entries[0].tolerations
+    flavor = kueue_spec.kueue_objects(parse(_raw()))
+    [f] = [o for o in flavor if o["metadata"]["name"] == "class-burst"]
+    assert spot in f["spec"]["tolerations"]
+    assert spot not in f["spec"]["nodeTaints"]  # the class's other tiers are not Spot
+    no_spot = parse(_raw(sliceClasses=[_with_class(capacity=["on-demand"])]))
+    [f] = [o for o in kueue_spec.kueue_objects(no_spot)
+           if o["metadata"]["name"] == "class-burst"]
+    assert spot not in f["spec"].get("tolerations", [])
     [info] = outputs.slice_classes
     assert (info.name, info.capacity, info.max_chips, info.max_slices) == (
         "burst", ("reservation:v6e-a", "spot", "on-demand"), 128, 4)

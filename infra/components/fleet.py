@@ -25,7 +25,7 @@ import pulumi_kubernetes as k8s
 
 from infra.config.errors import ConfigError
 from infra.config.fleet import FleetConfig
-from infra.contract.fleet import from_engine
+from infra.contract.fleet import FLEET_OUTPUT_NAME, from_engine, is_fleet
 from infra.contract.outputs import OUTPUT_NAME, ContractError, StackOutputs, load
 from infra.specs.fleet import access
 from infra.specs.fleet.plan import FleetPlan, plan
@@ -42,16 +42,37 @@ class FleetConfigError(pulumi.RunError):
 
 
 def _contract(raw: Any, stack: str, path: str, problems: list[str]) -> StackOutputs | None:
+    """The cluster stack's contract; ``raw`` is its ``accelstack`` output, or a fleet's
+    ``accelstackFleet`` output when it has none (see ``referenced``)."""
+    if is_fleet(raw):
+        problems.append(f"{path}: stack {stack!r} is a fleet, not a cluster stack (a fleet "
+                        "cannot be the manager or a worker of a fleet: that would be a cycle)")
+        return None
     if not isinstance(raw, Mapping):
         problems.append(f"{path}: stack {stack!r} has no '{OUTPUT_NAME}' output: it is not an "
-                        "accelstack cluster stack, or not deployed yet (a fleet stack cannot "
-                        "be the manager or a worker of a fleet: that would be a cycle)")
+                        "accelstack cluster stack, or not deployed yet")
         return None
     try:
-        return load(from_engine(raw))
+        outputs = load(from_engine(raw))
     except ContractError as e:
         problems.append(f"{path}: stack {stack!r}: {e}")
         return None
+    if outputs.on_cluster is not None:
+        # A pools stack's contract is its host's cluster: as a worker it would be a second
+        # MultiKueueCluster for that cluster, as the manager a cluster it does not own.
+        problems.append(f"{path}: stack {stack!r} is a pools stack (on the cluster of "
+                        f"{outputs.on_cluster!r}), not a cluster stack; name the cluster stack")
+        return None
+    return outputs
+
+
+def referenced(ref: pulumi.StackReference) -> pulumi.Output[Any]:
+    """What ``_contract`` reads of a referenced stack: its ``accelstack`` output, or, when it
+    has none, its ``accelstackFleet`` output, so that a fleet is named as one. The contract
+    holds the kubeconfig, so the engine may mark the whole output secret; only the
+    kubeconfigs stay secret (the component marks them)."""
+    pair = pulumi.Output.all(ref.get_output(OUTPUT_NAME), ref.get_output(FLEET_OUTPUT_NAME))
+    return pulumi.Output.unsecret(pair.apply(lambda v: v[0] if v[0] is not None else v[1]))
 
 
 def resolve(cfg: FleetConfig, stack: str, raws: list[Any],
@@ -109,9 +130,7 @@ class Fleet(pulumi.ComponentResource):
         refs = [pulumi.StackReference(f"{name}-manager", stack_name=cfg.manager_stack, opts=me)]
         refs += [pulumi.StackReference(f"{name}-{w.name}", stack_name=w.stack, opts=me)
                  for w in cfg.workers]
-        # The contract holds the kubeconfig, so the engine may mark the whole output secret;
-        # only the kubeconfigs stay secret below.
-        raws = [pulumi.Output.unsecret(r.get_output(OUTPUT_NAME)) for r in refs]
+        raws = [referenced(r) for r in refs]
         planned: pulumi.Output[FleetPlan] = pulumi.Output.all(*raws).apply(
             lambda values: resolve(cfg, stack, list(values), locate))
         self.plan = planned
@@ -126,9 +145,21 @@ class Fleet(pulumi.ComponentResource):
         window = access.rotation_window(now, cfg.token_rotation_days)
         kubeconfig_secrets = []
         for i, w in enumerate(cfg.workers, start=1):
+            # The claim (access.claim): created, never adopted (upsertExistingObjects false:
+            # pulumi-kubernetes creates it with a plain create, which the API server refuses
+            # with AlreadyExists when another fleet holds the worker; see
+            # infra/components/pools.py), and everything else on the worker waits for it.
+            claiming = k8s.Provider(f"{name}-{w.name}-claim-k8s", kubeconfig=kubeconfig_of(i),
+                                    enable_server_side_apply=True,
+                                    upsert_existing_objects=False, opts=me)
+            held = access.claim(cfg.name, stack)
+            claim = k8s.core.v1.ConfigMap(
+                f"{name}-{w.name}-claim", metadata=_meta(held, labels), data=held["data"],
+                opts=pulumi.ResourceOptions(parent=self, provider=claiming))
             provider = k8s.Provider(f"{name}-{w.name}-k8s", kubeconfig=kubeconfig_of(i),
                                     enable_server_side_apply=True, opts=me)
-            on_worker = pulumi.ResourceOptions(parent=self, provider=provider)
+            on_worker = pulumi.ResourceOptions(parent=self, provider=provider,
+                                               depends_on=[claim])
             sa = access.service_account(cfg.name)
             account = k8s.core.v1.ServiceAccount(
                 f"{name}-{w.name}-account", opts=on_worker,
@@ -157,7 +188,7 @@ class Fleet(pulumi.ComponentResource):
             token_secret = k8s.core.v1.Secret(
                 f"{name}-{w.name}-token", type=access.TOKEN_TYPE, metadata=token_meta,
                 opts=pulumi.ResourceOptions(parent=self, provider=provider,
-                                            depends_on=[account]))
+                                            depends_on=[claim, account]))
             token_data: pulumi.Output[str] = token_secret.data.apply(_token)
             token: pulumi.Output[str] = pulumi.Output.secret(token_data)
             text: pulumi.Output[Any] = pulumi.Output.all(planned, token).apply(

@@ -38,10 +38,18 @@ class ClusterNetwork(pulumi.ComponentResource):
             network_ref = n.name
             self.network = pulumi.Output.from_input(n.name)
             self.subnetwork = pulumi.Output.from_input(n.subnetwork)
+        # The addresses Cloud NAT sends from (None: no NAT); CIDRs, /32.
+        self.nat_addresses: pulumi.Output[list[str]] | None = None
         if cfg.private_nodes and n.create:
             router = gcp.compute.Router(f"{name}-router", opts=child,
                                         **spec.router_args(cfg, network_ref))
-            gcp.compute.RouterNat(f"{name}-nat", opts=child, **spec.nat_args(cfg, router.name))
+            addresses = [gcp.compute.Address(f"{name}-nat-{i}", opts=child,
+                                             **spec.nat_address_args(cfg, i))
+                         for i in range(spec.nat_address_count(cfg))]
+            gcp.compute.RouterNat(f"{name}-nat", opts=child, **spec.nat_args(
+                cfg, router.name, [a.self_link for a in addresses]))
+            self.nat_addresses = pulumi.Output.all(*[a.address for a in addresses]).apply(
+                lambda ips: [f"{ip}/32" for ip in ips])
         self.register_outputs({"network": self.network, "subnetwork": self.subnetwork})
 
 

@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 from infra.components.node_pools import SliceNodePools
 from infra.config.errors import ConfigError
 from infra.config.pools import PoolsConfig
-from infra.contract.outputs import OUTPUT_NAME
+from infra.components.fleet import referenced
 from infra.specs.pools import PoolsPlan, plan
 
 
@@ -68,9 +68,9 @@ class Pools(pulumi.ComponentResource):
         super().__init__("accelstack:pools:Pools", name, None, opts)
         me = pulumi.ResourceOptions(parent=self)
         ref = pulumi.StackReference(f"{name}-host", stack_name=cfg.host_stack, opts=me)
-        # The contract holds the kubeconfig, so the engine may mark the whole output secret;
+        # The host's contract (or a fleet's, named as one: infra/components/fleet.py);
         # only the kubeconfig stays secret.
-        raw: pulumi.Output[Any] = pulumi.Output.unsecret(ref.get_output(OUTPUT_NAME))
+        raw: pulumi.Output[Any] = referenced(ref)
         text: pulumi.Output[str] = raw.apply(_kubeconfig)
         kubeconfig: pulumi.Output[str] = pulumi.Output.secret(text)
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,

@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 from infra.catalog.tables import Accelerator
-from infra.catalog.gke_versions import shown
+from infra.catalog import gke_versions
+from infra.catalog.gke_versions import GkeVersion, shown
 from infra.config.class_capacity import CRD_PAGE, below
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.fields import parse_labels
@@ -24,6 +25,14 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # taints set in a priority rule from 1.33.4-gke.1350000.
 MIN_VERSION_BOOT_DISKS = (1, 31, 2, 1105000)
 MIN_VERSION_PRIORITY_TAINTS = (1, 33, 4, 1350000)
+# nodePoolAutoCreation.shieldedInstanceConfig (Secure Boot and integrity monitoring on the
+# pools GKE creates for a class) is taken from GKE 1.36.3-gke.1244000 on: Google's
+# ComputeClass field reference (google/skills, plugins/cloud/google-cloud-gke/skills/
+# gke-compute-classes/references/compute-class-crd-fields.md, commit 1af77752, "Shielded GKE
+# Nodes ... (GKE 1.36.3-gke.1244000+)"); the served CRD published earlier (datreeio/
+# CRDs-catalog cloud.google.com/computeclass_v1.json) has only `enabled` there. On an older
+# control plane server-side apply drops the field or refuses the object.
+MIN_VERSION_SHIELDED = (1, 36, 3, 1244000)
 # ComputeClass priority maxPodsPerNode: 8 to 256 (CRD_PAGE); TPU hosts default to 15 as in
 # fixed pools (infra/config/slices.py DEFAULT_MAX_PODS has the sources), GPU VMs to 32.
 DEFAULT_MAX_PODS = {"tpu": 15, "gpu": 32}
@@ -47,12 +56,13 @@ class NodeTaint:
 
 
 def parse_nodes(r: Reader, value: Any, path: str, shapes: list[Accelerator],
-                version: str | None) -> dict[str, Any] | None:
+                version: str | None, nodes_version: GkeVersion | None = None
+                ) -> dict[str, Any] | None:
     raw = r.obj(value, path, NODE_KEYS)
     before = len(r.problems)
     kind = shapes[0].kind if shapes else "tpu"
     out: dict[str, Any] = {
-        "secure_boot": r.get(raw, "secureBoot", path, bool, default=True),
+        "secure_boot": _secure_boot(r, raw, path, nodes_version),
         "auto_upgrade": r.get(raw, "autoUpgrade", path, bool, default=True),
         "auto_repair": r.get(raw, "autoRepair", path, bool, default=True),
     }
@@ -87,6 +97,27 @@ def parse_nodes(r: Reader, value: Any, path: str, shapes: list[Accelerator],
                f"autoscalingPolicy.consolidationDelayMinutes, {CRD_PAGE})")
     out["idle_minutes"] = idle
     return out if len(r.problems) == before else None
+
+
+def _secure_boot(r: Reader, raw: dict[str, Any], path: str,
+                 nodes_version: GkeVersion | None) -> bool:
+    """Secure Boot on the class's pools: on by default where GKE takes the field (checked,
+    as every floor, against the pinned version or the release channel's default). Below
+    it, asking for it is refused, and by default it is left off the ComputeClass: the
+    created pools then get what GKE gives pools without it (docs/slice-classes.md)."""
+    old = nodes_version is not None and gke_versions.below(nodes_version.text,
+                                                            shown(MIN_VERSION_SHIELDED))
+    if "secureBoot" not in raw:
+        return not old
+    wanted = r.get(raw, "secureBoot", path, bool, default=True)
+    if wanted and old:
+        assert nodes_version is not None
+        r.fail(f"{path}.secureBoot", "Secure Boot on a class's pools (ComputeClass "
+               "nodePoolAutoCreation.shieldedInstanceConfig) needs GKE "
+               f"{shown(MIN_VERSION_SHIELDED)} or later; {nodes_version.said()}: pin a newer "
+               "gkeVersion (or use a channel whose default is newer), or set "
+               "secureBoot: false")
+    return bool(wanted)
 
 
 def _taints(r: Reader, value: Any, path: str) -> tuple[NodeTaint, ...]:

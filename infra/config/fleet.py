@@ -68,7 +68,8 @@ def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
         r.fail(f"{p}.manager", "is required: the cluster stack that holds the queues "
                "(a small CPU-only stack is enough)")
     manager = r.get(mgr, "stack", f"{p}.manager", str, required="manager" in top) or ""
-    stack_refs.check_stack_name(r, f"{p}.manager.stack", manager)
+    if not stack_refs.check_stack_name(r, f"{p}.manager.stack", manager):
+        manager = ""
 
     workers: list[WorkerRef] = []
     raw_workers = r.get(top, "workers", p, list, required=True) or []
@@ -77,8 +78,16 @@ def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
     if len(raw_workers) > MAX_WORKERS:
         r.fail(f"{p}.workers", f"{len(raw_workers)} workers; MultiKueue takes at most "
                f"{MAX_WORKERS} clusters in one MultiKueueConfig")
+    # Every comparison of stacks is on references normalised (stack_refs.ref): one stack
+    # written two ways (v5e-spot, my-org/accelstack/v5e-spot) is one cluster, and two
+    # workers on it would be two MultiKueueClusters dispatching to one cluster (Kueue
+    # v0.19.2 pkg/controller/admissionchecks/multikueue/workload.go remoteClientsForAC
+    # dispatches to every cluster of the config) and two fleets of access objects writing
+    # the same ServiceAccount and bindings.
+    me = stack_refs.ref(stack)
+    manager_ref = stack_refs.ref(manager) if manager else None
     seen_names: dict[str, int] = {}
-    seen_stacks: dict[str, int] = {}
+    seen_stacks: list[tuple[stack_refs.StackRef, int, str]] = []
     for i, w in enumerate(raw_workers):
         q = f"{p}.workers[{i}]"
         item = r.obj(w, q, WORKER_KEYS)
@@ -87,26 +96,30 @@ def parse_fleet(raw: Mapping[str, Any], stack: str) -> FleetConfig:
         if wname and not _NAME.match(wname):
             r.fail(f"{q}.name", f"{show(wname)} is not a short DNS label (lower-case "
                    "letters, digits and '-', starting with a letter, at most 20 characters)")
-        stack_refs.check_stack_name(r, f"{q}.stack", wstack)
+        valid = stack_refs.check_stack_name(r, f"{q}.stack", wstack) and bool(wstack)
+        wref = stack_refs.ref(wstack) if valid else None
         if wname in seen_names:
             r.fail(f"{q}.name", f"{show(wname)} is a duplicate worker: workers[{seen_names[wname]}] "
                    "has that name")
-        if wstack and wstack in seen_stacks:
+        twin = next(((j, text) for other, j, text in seen_stacks
+                     if wref is not None and other.same(wref)), None)
+        if twin is not None:
+            spelt = "" if twin[1] == wstack else f" (written {show(twin[1])} there)"
             r.fail(f"{q}.stack", f"{show(wstack)} is a duplicate worker: "
-                   f"workers[{seen_stacks[wstack]}] is that stack")
-        if wstack and wstack == manager:
+                   f"workers[{twin[0]}] is that stack{spelt}")
+        if wref is not None and manager_ref is not None and wref.same(manager_ref):
             # Kueue: "We do not currently support running the manager cluster as one of the
             # workers for itself" (v0.19.2 site/content/en/docs/concepts/multikueue.md).
             r.fail(f"{q}.stack", f"{show(wstack)} is the manager stack: the manager cannot be "
                    "one of its own workers (a cycle MultiKueue does not support)")
-        if wstack and stack_refs.short(wstack) == stack:
+        if wref is not None and wref.same(me):
             r.fail(f"{q}.stack", f"{show(wstack)} is this fleet stack itself (a cycle)")
         seen_names.setdefault(wname, i)
-        if wstack:
-            seen_stacks.setdefault(wstack, i)
+        if wref is not None and twin is None:
+            seen_stacks.append((wref, i, wstack))
         if wname and wstack:
             workers.append(WorkerRef(wname, wstack))
-    if manager and stack_refs.short(manager) == stack:
+    if manager_ref is not None and manager_ref.same(me):
         r.fail(f"{p}.manager.stack", f"{show(manager)} is this fleet stack itself (a cycle)")
 
     namespaces = stack_refs.namespaces(r, top, p)

@@ -68,7 +68,7 @@ def parse_pools(raw: Mapping[str, Any], stack: str) -> PoolsConfig:
     top = r.obj(raw.get(ON_CLUSTER_KEY), p, ON_CLUSTER_KEYS)
     host = r.get(top, "stack", p, str, required=True) or ""
     if stack_refs.check_stack_name(r, f"{p}.stack", host) and host \
-            and stack_refs.short(host) == stack:
+            and stack_refs.ref(host).same(stack_refs.ref(stack)):
         r.fail(f"{p}.stack", f"{show(host)} is this pools stack itself")
     namespaces = stack_refs.namespaces(r, top, p)
     slices = r.get(raw, "slices", "", list, default=[]) or []

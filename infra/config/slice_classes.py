@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from infra.catalog import tables as catalog
 from infra.catalog.tables import Accelerator
-from infra.catalog.gke_versions import shown, version_tuple
+from infra.catalog.gke_versions import GkeVersion, shown, version_tuple
 from infra.config.class_capacity import (ABOUT_PAGE, CRD_PAGE, ClassCapacity, below,
                                          parse_capacity)
 from infra.config.class_nodes import NodeTaint, parse_nodes
@@ -97,8 +97,11 @@ def needs_cluster_autoprovisioning(version: str | None) -> bool:
 
 
 def parse_slice_classes(r: Reader, items: Any, zones: Sequence[str], version: str | None,
-                        pool_names: Sequence[str]) -> list[SliceClass]:
-    """The classes of ``sliceClasses``; every name is unique among classes and pools."""
+                        pool_names: Sequence[str],
+                        nodes_version: GkeVersion | None = None) -> list[SliceClass]:
+    """The classes of ``sliceClasses``; every name is unique among classes and pools.
+    ``version`` is the pinned gkeVersion; ``nodes_version`` the version the nodes run (the
+    pinned one, else the release channel's default), for the floors checked against it."""
     if items is None:
         return []
     if not isinstance(items, list):
@@ -112,7 +115,7 @@ def parse_slice_classes(r: Reader, items: Any, zones: Sequence[str], version: st
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
         path = f"sliceClasses[{i}]"
-        cls = _slice_class(r, item, path, list(zones), version)
+        cls = _slice_class(r, item, path, list(zones), version, nodes_version)
         if cls is None:
             continue
         if cls.name in pool_names:
@@ -129,7 +132,7 @@ def parse_slice_classes(r: Reader, items: Any, zones: Sequence[str], version: st
 
 
 def _slice_class(r: Reader, item: Any, path: str, zones: list[str],
-                 version: str | None) -> SliceClass | None:
+                 version: str | None, nodes_version: GkeVersion | None) -> SliceClass | None:
     before = len(r.problems)
     raw = r.obj(item, path, CLASS_KEYS)
     if not raw:
@@ -156,7 +159,7 @@ def _slice_class(r: Reader, item: Any, path: str, zones: list[str],
     capacity = parse_capacity(r, raw.get("capacity"), f"{path}.capacity", shapes, class_zones,
                          version)
     limits = _limits(r, raw.get("limits"), f"{path}.limits", shapes)
-    nodes = parse_nodes(r, raw.get("nodes"), f"{path}.nodes", shapes, version)
+    nodes = parse_nodes(r, raw.get("nodes"), f"{path}.nodes", shapes, version, nodes_version)
     if name is None or not shapes or capacity is None or limits is None or nodes is None \
             or len(r.problems) > before:
         return None

@@ -137,7 +137,8 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     if head_pool is not None:
         pools.append(head_pool)  # a CPU pool like any other: node pool, flavor, contract
     classes = parse_slice_classes(r, top.get("sliceClasses"), cluster.zones,
-                                  cluster.gke_version, [p.name for p in pools])
+                                  cluster.gke_version, [p.name for p in pools],
+                                  nodes_version=version)
     addons = addons_config.parse_addons(r, top.get("addons"))
     if any(p.dynamic for p in pools):
         check_dynamic_addons(r, addons.jobset_version, addons.kueue_version)

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from infra.config.errors import show
 from infra.config.reader import Reader
 from infra.lazy_re import later
+from infra.record import record
 
 # Pulumi stack names ("letters, digits, '-', '_' and '.'"), optionally org/stack or
 # org/project/stack (https://www.pulumi.com/docs/iac/concepts/stacks/).
@@ -20,6 +21,36 @@ NAMESPACE = later(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")  # a DNS-1123 label
 def short(name: str) -> str:
     """A stack's own name, without its org and project."""
     return name.rsplit("/", 1)[-1]
+
+
+@record
+class StackRef:
+    """A stack reference written ``STACK``, ``ORG/STACK`` or ``ORG/PROJECT/STACK``, its parts
+    apart. A part not written is None: Pulumi fills the project with the current one and
+    the org with the default org (https://www.pulumi.com/docs/iac/concepts/stacks/,
+    "Stack references"), which the program does not always know."""
+
+    org: str | None
+    project: str | None
+    stack: str
+
+    def same(self, other: "StackRef") -> bool:
+        """Whether both may name one stack: the same stack name, and the same org and
+        project wherever both are known. Two spellings of one stack compare equal, so a
+        check that refuses a stack named twice takes the safe side."""
+        return self.stack == other.stack and all(
+            a is None or b is None or a == b
+            for a, b in ((self.org, other.org), (self.project, other.project)))
+
+
+def ref(name: str, project: str | None = None) -> StackRef:
+    """``name`` normalised; ``project`` is the current project (None when not known)."""
+    parts = name.split("/")
+    if len(parts) == 3:
+        return StackRef(parts[0], parts[1], parts[2])
+    if len(parts) == 2:
+        return StackRef(parts[0], project, parts[1])
+    return StackRef(None, project, name)
 
 
 def check_stack_name(r: Reader, path: str, value: str) -> bool:

@@ -41,7 +41,9 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    standing cluster stack whose cluster it adds pools to); additive: absent reads as
 #    unknown (null)
 #    and slicePools[].checkpointing (GKE multi-tier checkpointing on the pool: bucket, RAM
-#    disk, the pod's memory left); additive: absent reads as off
+#    disk, the pod's memory left), additive: absent reads as off;
+#    and cluster.multiKueueOrigin (its Kueue's MultiKueue origin) and cluster.natAddresses
+#    (the reserved addresses its Cloud NAT sends from); additive: absent reads as unknown
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -112,6 +114,10 @@ class StackOutputs:
                 "dnsK8sTokens": self.cluster.dns_k8s_tokens,
                 "releaseChannel": self.cluster.release_channel,
                 "nodeServiceAccount": self.cluster.node_service_account,
+                **({"multiKueueOrigin": self.cluster.multikueue_origin}
+                   if self.cluster.multikueue_origin else {}),
+                **({"natAddresses": list(self.cluster.nat_addresses)}
+                   if self.cluster.nat_addresses is not None else {}),
             },
             "kubeconfig": self.kubeconfig,
             "slicePools": [pool_dict(p) for p in self.slice_pools],
@@ -188,6 +194,10 @@ def load(data: Any) -> StackOutputs:
                         if "dnsK8sTokens" in c else None),
         release_channel=_optional_str(c, "releaseChannel", f"{p}.cluster"),
         node_service_account=_optional_str(c, "nodeServiceAccount", f"{p}.cluster"),
+        multikueue_origin=_optional_str(c, "multiKueueOrigin", f"{p}.cluster"),
+        nat_addresses=(None if c.get("natAddresses") is None else tuple(
+            _str_list(_need(c, "natAddresses", list, f"{p}.cluster"),
+                      f"{p}.cluster.natAddresses"))),
     )
     pools = []
     for i, raw in enumerate(_need(data, "slicePools", list, p)):

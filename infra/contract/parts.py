@@ -36,6 +36,13 @@ class ClusterInfo:
     # channel and runs its nodes as the host's (infra/specs/pools.py). Optional when loading.
     release_channel: str | None = None
     node_service_account: str | None = None
+    # The MultiKueue origin of the cluster's Kueue (infra/specs/fleet/origin.py): a fleet
+    # checks its manager has one of its own. Optional when loading: older reads as None.
+    multikueue_origin: str | None = None
+    # The addresses the cluster's Cloud NAT sends from, reserved by the stack (CIDRs, /32):
+    # a fleet lets its manager in through its workers' authorized networks with them.
+    # Optional when loading: absent (older contracts, NAT off) reads as None.
+    nat_addresses: tuple[str, ...] | None = None
 
 
 @record

@@ -114,6 +114,12 @@ EXIT_POLICY = 3
 
 def desired_state(path: Path) -> dict[str, Any]:
     """The document the preview prints for one stack file."""
+    return _desired_state(path)[0]
+
+
+def _desired_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document the preview prints for one stack file, and the outputs --outputs
+    writes (harness.offline_outputs)."""
     from infra.preview import harness
     from infra.policy import rules as policy
     from infra.specs import image_cache as image_cache_spec
@@ -124,6 +130,7 @@ def desired_state(path: Path) -> dict[str, Any]:
     # What the stack costs per hour while it stands (docs/cost.md), part of the snapshot so
     # that a pull request shows the change in $/hour beside the resources.
     cost = costs.figures(path, ev).to_dict()
+    offline = harness.offline_outputs(ev)
     resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
                   "inputs": _mask(r.inputs)} for r in ev.resources]
     if not hasattr(ev.config, "policy"):
@@ -131,7 +138,7 @@ def desired_state(path: Path) -> dict[str, Any]:
         # cluster: the cluster rules do not apply.
         return {"stack": harness.stack_name(path), "resources": resources,
                 "outputs": harness.plain_outputs(ev),
-                "policy": {"findings": [], "waivers": {}}, "cost": cost}
+                "policy": {"findings": [], "waivers": {}}, "cost": cost}, offline
     items = [policy.Item(r["type"], r["name"], r["inputs"]) for r in resources]
     # Every key of the stack file (all namespaces) for the rules on config itself.
     stack_config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
@@ -151,7 +158,7 @@ def desired_state(path: Path) -> dict[str, Any]:
     warnings = image_cache_spec.warnings(ev.config)
     if warnings:
         doc["warnings"] = warnings
-    return doc
+    return doc, offline
 
 
 def dump(doc: dict[str, Any]) -> str:
@@ -270,7 +277,7 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     3 a policy rule is violated and not waived (--policy).
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
-    docs = _evaluate(paths)
+    docs, offline = _evaluate(paths)
     from infra.preview import costs
 
     for warning in costs.table_warnings():
@@ -293,7 +300,7 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     except BrokenPipeError:
         _reader_gone()
     if outputs_file:
-        _write_outputs(docs[0], outputs_file)
+        _write_outputs(offline[0], outputs_file)
     changed = [doc["stack"] for doc in docs
                if _snapshot_changed(doc, root, update_snapshots, show_diff, check_snapshots)]
     failed = run_policy and _policy_failed(docs)
@@ -342,27 +349,34 @@ def _stack_paths(stacks: tuple[str, ...], project_dir: str | None,
     return root, paths
 
 
-def _evaluate(paths: list[Path]) -> list[dict[str, Any]]:
-    """Every stack's desired state; all the problems of all of them, or none."""
+def _evaluate(paths: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every stack's desired state and offline outputs; all the problems of all of them,
+    or none."""
     from infra.program import StackConfigError
     from infra.config.stack_file import StackFileError
+    from infra.components.fleet import FleetConfigError
+    from infra.components.pools import PoolsConfigError
 
     docs = []
+    offline = []
     problems: list[str] = []
     for path in paths:
         try:
-            docs.append(desired_state(path))
-        except (StackConfigError, StackFileError) as e:
+            doc, outputs = _desired_state(path)
+            docs.append(doc)
+            offline.append(outputs)
+        except (StackConfigError, StackFileError, FleetConfigError, PoolsConfigError) as e:
+            # A fleet's or a pools stack's refusals depend on the stacks it references
+            # (their contracts): as the config's own, one line each, FILE:LINE first.
             problems += e.problems
     if problems:
         raise BadStack(problems)
-    return docs
+    return docs, offline
 
 
-def _write_outputs(doc: dict[str, Any], outputs_file: str) -> None:
+def _write_outputs(outputs: dict[str, Any], outputs_file: str) -> None:
     try:
-        Path(outputs_file).write_text(json.dumps(doc["outputs"], indent=2,
-                                                 sort_keys=True) + "\n")
+        Path(outputs_file).write_text(json.dumps(outputs, indent=2, sort_keys=True) + "\n")
     except OSError as e:
         raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
                                  param_hint="'--outputs'") from None

@@ -10,7 +10,9 @@ are filled with stable stand-ins so outputs are complete and diffs stay quiet.
 from __future__ import annotations
 
 import base64
+import gc
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping
@@ -22,12 +24,16 @@ from infra.record import record
 from infra import program
 from infra.config import fleet as fleet_config
 from infra.config import pools as pools_config
-from infra.config import stack_file
+from infra.config import stack_file, stack_refs
+from infra.config.errors import did_you_mean
+from infra.components.fleet import FleetConfigError
+from infra.components.pools import PoolsConfigError
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 MASK = "[secret]"
 PREVIEW_ENDPOINT = "203.0.113.10"  # TEST-NET-3: a documentation address, never routed
 PREVIEW_DNS_SUFFIX = "dns-endpoint.example"
+PREVIEW_NAT_BASE = "203.0.113."  # Cloud NAT's reserved addresses: TEST-NET-3 .64 on
 PREVIEW_PROJECT_NUMBER = "123456789012"  # stands in for the project's number
 PREVIEW_CA = base64.b64encode(b"accelstack offline preview: no certificate").decode()
 
@@ -134,6 +140,12 @@ class _Mocks(pulumi.runtime.Mocks):
             rid = f"projects/{project}/global/networks/{name}"
         elif args.typ == "gcp:compute/subnetwork:Subnetwork":
             rid = f"projects/{project}/regions/{state.get('region')}/subnetworks/{name}"
+        elif args.typ == "gcp:compute/address:Address":
+            # A reserved external address (Cloud NAT's): TEST-NET-3, never routed.
+            index = int(str(name).rsplit("-", 1)[-1]) if str(name)[-1:].isdigit() else 0
+            state.setdefault("address", f"{PREVIEW_NAT_BASE}{64 + index}")
+            state["selfLink"] = (f"https://www.googleapis.com/compute/v1/projects/{project}/"
+                                 f"regions/{state.get('region')}/addresses/{name}")
         elif args.typ == "gcp:compute/globalAddress:GlobalAddress":
             state.setdefault("address", "10.200.0.0")  # the range Google would allocate
         elif args.typ == "gcp:filestore/instance:Instance":
@@ -244,7 +256,17 @@ def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
         exports.update(build())
         return pulumi.Output.from_input(_collect())
 
-    _run()
+    try:
+        _run()
+    except (FleetConfigError, PoolsConfigError) as e:
+        # Refused once the referenced contracts are read: every output derived from the
+        # plan holds the same error, and asyncio would log each as "Future exception was
+        # never retrieved", with its traceback, when collected. The error is reported
+        # once, by the caller; the copies are collected here, with asyncio's logger quiet.
+        error = type(e)(e.problems)
+        del e
+        _collect_quietly()
+        raise error from None
     for type_, name, parent, custom, deps in monitor.order:
         urn = monitor.make_urn(parent, type_, name)
         result.resources.append(Resource(urn, type_, name, parent, custom,
@@ -253,6 +275,16 @@ def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
     # Registration order depends on when inputs resolve; sort for stable results.
     result.resources.sort(key=lambda r: r.urn)
     return result
+
+
+def _collect_quietly() -> None:
+    log = logging.getLogger("asyncio")
+    was = log.disabled
+    log.disabled = True
+    try:
+        gc.collect()
+    finally:
+        log.disabled = was
 
 
 # ----------------------------------------------------------------------------------
@@ -274,18 +306,75 @@ def evaluate_file(path: str | Path) -> Evaluation:
     (and a pools stack's host) are the stack files beside it (``ORG/PROJECT/NAME`` reads ``Pulumi.NAME.yaml``),
     evaluated here in turn."""
     sf = stack_file.load(path)
+    folder = Path(path).parent
     if fleet_config.is_fleet(sf.raw):
         cfg = program.load_fleet_config(sf.raw, sf.stack, sf.locate)
-        names = [cfg.manager_stack] + [w.stack for w in cfg.workers]
-        refs = {n: referenced_outputs(Path(path).parent, n) for n in names}
+        named = [("fleet.manager.stack", cfg.manager_stack)] + [
+            (f"fleet.workers[{i}].stack", w.stack) for i, w in enumerate(cfg.workers)]
+        problems = [sf.locate(p) for p in _reference_problems(folder, named)
+                    + _shared_workers(folder, sf.stack, named[1:])]
+        if problems:
+            raise FleetConfigError(problems)
+        refs = {n: referenced_outputs(folder, n) for _, n in named}
         return evaluate_fleet(sf.raw, sf.stack, {k: v for k, v in refs.items() if v},
                               locate=sf.locate)
     if pools_config.is_pools(sf.raw):
         pools = program.load_pools_config(sf.raw, sf.stack, sf.locate)
-        host = referenced_outputs(Path(path).parent, pools.host_stack)
+        problems = [sf.locate(p) for p in _reference_problems(
+            folder, [(f"{pools_config.ON_CLUSTER_KEY}.stack", pools.host_stack)])]
+        if problems:
+            raise PoolsConfigError(problems)
+        host = referenced_outputs(folder, pools.host_stack)
         return evaluate_pools(sf.raw, sf.stack, {pools.host_stack: host} if host else {},
                               locate=sf.locate)
     return evaluate(sf.raw, sf.stack, sf.secret_keys, sf.locate)
+
+
+def _shared_workers(folder: Path, stack: str, workers: list[tuple[str, str]]) -> list[str]:
+    """Workers that another fleet stack beside this one has too: a worker is in one fleet
+    (infra/specs/fleet/access.py claim; the deployed fleets refuse it at `pulumi up`)."""
+    out = []
+    for path in sorted(folder.glob("Pulumi.*.yaml")):
+        try:
+            other = stack_file.load(path)
+        except stack_file.StackFileError:
+            continue
+        if other.stack == stack or not fleet_config.is_fleet(other.raw):
+            continue
+        theirs = (other.raw.get(fleet_config.FLEET_KEY) or {}).get("workers") or []
+        refs = [stack_refs.ref(str(w.get("stack"))) for w in theirs
+                if isinstance(w, dict) and w.get("stack")]
+        for where, name in workers:
+            if any(stack_refs.ref(name).same(r) for r in refs):
+                out.append(f"{where}: {name!r} is also a worker of the fleet stack "
+                           f"{other.stack!r} ({path.name}); a worker is in one fleet")
+    return out
+
+
+def _reference_problems(folder: Path, named: list[tuple[str, str]]) -> list[str]:
+    """What offline evaluation can tell of the stacks a fleet or pools stack references
+    before reading them: a stack file that is missing (with the nearest name there is), a
+    fleet or a pools stack where a cluster stack belongs. ``named``: (config path, stack)."""
+    out = []
+    have = sorted(stack_file.stack_name(p) for p in folder.glob("Pulumi.*.yaml"))
+    for where, name in named:
+        short = name.rsplit("/", 1)[-1]
+        file = folder / f"Pulumi.{short}.yaml"
+        if not file.is_file():
+            out.append(f"{where}: {name!r}: no stack {short!r} in {folder}"
+                       f"{did_you_mean(short, have)}")
+            continue
+        try:
+            raw = stack_file.load(file).raw
+        except stack_file.StackFileError:
+            continue  # reported when the stack itself is evaluated
+        if fleet_config.is_fleet(raw):
+            out.append(f"{where}: {name!r} is a fleet, not a cluster stack")
+        elif pools_config.is_pools(raw):
+            host = (raw.get(pools_config.ON_CLUSTER_KEY) or {}).get("stack")
+            out.append(f"{where}: {name!r} is a pools stack (on the cluster of {host!r}), not "
+                       "a cluster stack; name the cluster stack")
+    return out
 
 
 def referenced_outputs(folder: Path, stack: str) -> dict[str, Any] | None:
@@ -295,6 +384,24 @@ def referenced_outputs(folder: Path, stack: str) -> dict[str, Any] | None:
     if not file.is_file():
         return None
     return plain_outputs(evaluate_file(file), reveal=True)
+
+
+def offline_outputs(ev: Evaluation) -> dict[str, Any]:
+    """The outputs `accelstack-preview --outputs` writes for `submit --outputs`: secrets
+    revealed except the kubeconfigs (credentials, and only stand-ins here), each masked. A
+    fleet's outputs hold its manager's and workers' contracts, secret as a whole because
+    they hold kubeconfigs; here they are the contracts, so `submit` reads them as it reads
+    a deployed fleet's, and finds no usable kubeconfig in them, as for a cluster stack."""
+    def mask(v: Any, key: str = "") -> Any:
+        if key == "kubeconfig":
+            return MASK
+        if isinstance(v, dict):
+            return {k: mask(x, k) for k, x in v.items()}
+        if isinstance(v, list):
+            return [mask(x) for x in v]
+        return v
+    out: dict[str, Any] = mask(plain_outputs(ev, reveal=True))
+    return out
 
 
 def plain_outputs(ev: Evaluation, reveal: bool = False) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import yaml
 
 from infra.config.stack import StackConfig
 from infra.specs import kueue_dra
+from infra.specs.fleet import origin as fleet_origin
 
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_NAMESPACE = "kueue-system"
@@ -76,6 +77,9 @@ def kueue_manager_config(cfg: StackConfig) -> dict[str, Any]:
     mappings = kueue_dra.device_class_mappings(cfg)
     if mappings:
         config["resources"] = {"deviceClassMappings": mappings}
+    # Its own MultiKueue origin, should a fleet make it a manager (infra/specs/fleet/origin.py).
+    config["multiKueue"] = {"origin": fleet_origin.origin(cfg.project, cfg.location,
+                                                          cfg.cluster_name)}
     return config
 
 

@@ -20,6 +20,7 @@ from infra.contract.outputs import (ClusterInfo, LocalQueueInfo, PathwaysInfo, S
                                    SlicePoolInfo, StackOutputs, StorageInfo, StoreInfo)
 from infra.specs.nodepool import node_selector, tolerations
 from infra.specs.slice_classes import placement as class_placement
+from infra.specs.fleet import origin as fleet_origin
 
 
 def pool_info(pool: SlicePool, additional_networks: list[dict[str, str]] | None = None,
@@ -107,7 +108,9 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
                             authorized_networks=_authorized_networks(cfg),
                             dns_k8s_tokens=cfg.dns_endpoint and cfg.dns_k8s_tokens,
                             release_channel=cfg.release_channel,
-                            node_service_account=node_service_account),
+                            node_service_account=node_service_account,
+                            multikueue_origin=fleet_origin.origin(
+                                cfg.project, cfg.location, cfg.cluster_name)),
         kubeconfig=kubeconfig,
         slice_pools=tuple(e for p in cfg.slices for e in _entries(
             p, pool_info(p, networks.get(p.name), tas.podset_level(cfg, p),

@@ -11,6 +11,7 @@ Dataplane V2 and multi-networking on the cluster. Subnets are carved in a fixed 
 from __future__ import annotations
 
 import ipaddress
+import math
 from typing import Any
 
 from infra.catalog import gpudirect_release
@@ -18,6 +19,7 @@ from infra.config.stack import SlicePool, StackConfig
 from infra.config.network import LAYOUT as _LAYOUT
 from infra.config.network import data_network_key
 from infra.record import record
+from infra.specs.addons import node_count
 
 TCPX_MTU = 8244  # GKE's GPUDirect-TCPX/TCPXO guides create their VPCs with this MTU
 RDMA_MTU = 8896  # recommended (and the default) for RoCE VPCs
@@ -137,14 +139,37 @@ def router_args(cfg: StackConfig, network: object) -> dict[str, Any]:
             "region": cfg.region, "network": network}
 
 
-def nat_args(cfg: StackConfig, router: object) -> dict[str, Any]:
+# Cloud NAT sends from addresses the stack reserves (MANUAL_ONLY), not ones it allocates
+# itself (AUTO_ONLY), which "cannot be predicted" and change as it adds and removes them
+# (https://cloud.google.com/nat/docs/ports-and-addresses, "Public NAT IP addresses"): a
+# fleet lets its manager into workers' authorized networks by these addresses, read from
+# the contract (cluster.natAddresses). Each address has 64,512 source ports and each VM
+# gets at least 64 by default (same page, "Ports"): enough addresses for every node the
+# stack declares at full size (node auto-provisioning's are not counted: docs/limits.md).
+NAT_PORTS_PER_ADDRESS = 64512
+NAT_MIN_PORTS_PER_VM = 64
+
+
+def nat_address_count(cfg: StackConfig) -> int:
+    nodes = node_count(cfg) + sum(c.max_nodes for c in cfg.slice_classes)
+    return max(1, math.ceil(nodes * NAT_MIN_PORTS_PER_VM / NAT_PORTS_PER_ADDRESS))
+
+
+def nat_address_args(cfg: StackConfig, index: int) -> dict[str, Any]:
+    return {"name": f"{cfg.cluster_name}-nat-{index}", "project": cfg.project,
+            "region": cfg.region, "address_type": "EXTERNAL",
+            "description": f"accelstack Cloud NAT address of {cfg.cluster_name}"}
+
+
+def nat_args(cfg: StackConfig, router: object, addresses: list[Any]) -> dict[str, Any]:
     # Private nodes reach registries outside Google (Docker Hub, ghcr.io) through Cloud NAT.
     return {
         "name": f"{cfg.cluster_name}-nat",
         "project": cfg.project,
         "region": cfg.region,
         "router": router,
-        "nat_ip_allocate_option": "AUTO_ONLY",
+        "nat_ip_allocate_option": "MANUAL_ONLY",
+        "nat_ips": addresses,
         "source_subnetwork_ip_ranges_to_nat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
         "log_config": {"enable": True, "filter": "ERRORS_ONLY"},
     }

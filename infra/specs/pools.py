@@ -36,7 +36,7 @@ from infra.config.slice_classes import MIN_VERSION_CLASS_ONLY_AUTOCREATION, \
     needs_cluster_autoprovisioning
 from infra.config.stack import StackConfig
 from infra.catalog.gke_versions import shown
-from infra.contract.fleet import from_engine
+from infra.contract.fleet import from_engine, is_fleet
 from infra.contract.outputs import ContractError, LocalQueueInfo, OUTPUT_NAME, StackOutputs, \
     load
 from infra.record import record, replace
@@ -62,9 +62,13 @@ class PoolsPlan:
 
 def _host(raw: Any, host: str, problems: list[str]) -> StackOutputs | None:
     path = f"{ON_CLUSTER_KEY}.stack"
+    if is_fleet(raw):
+        problems.append(f"{path}: stack {host!r} is a fleet, not a cluster stack; name the "
+                        "cluster stack whose cluster gets the pools")
+        return None
     if not isinstance(raw, dict):
         problems.append(f"{path}: stack {host!r} has no '{OUTPUT_NAME}' output: it is not an "
-                        "accelstack cluster stack (a fleet is not one), or not deployed yet")
+                        "accelstack cluster stack, or not deployed yet")
         return None
     try:
         outputs = load(from_engine(raw))  # as the engine hands it over (ints as floats)
@@ -72,8 +76,8 @@ def _host(raw: Any, host: str, problems: list[str]) -> StackOutputs | None:
         problems.append(f"{path}: stack {host!r}: {e}")
         return None
     if outputs.on_cluster is not None:
-        problems.append(f"{path}: stack {host!r} is itself a pools stack (on the cluster of "
-                        f"{outputs.on_cluster!r}); name the cluster stack")
+        problems.append(f"{path}: stack {host!r} is a pools stack (on the cluster of "
+                        f"{outputs.on_cluster!r}), not a cluster stack; name the cluster stack")
         return None
     if outputs.cluster.node_service_account is None:
         problems.append(f"{path}: stack {host!r} does not export its nodes' service account "

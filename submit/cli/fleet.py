@@ -1,15 +1,18 @@
 """`submit fleet ...`: a fleet's clusters at a glance.
 
-`view` reads the manager and every worker (their ClusterQueues and the Workloads of the
-fleet's namespaces) and prints one table: each cluster, its role and region, its queues,
-chips per flavor (nominal, used, free) and its workloads by state. A worker that does not
-answer is a row saying so; the others are still shown. Reads only; the kubeconfigs come from
-the fleet's outputs (docs/fleets.md).
+`view` reads the manager and every worker at once (their ClusterQueues and the Workloads of
+the fleet's namespaces; on the manager also its MultiKueueClusters and AdmissionChecks) and
+prints one table: each cluster, its role and region, its queues, chips per flavor (nominal,
+used, free), its workloads by state, and for a worker what the manager's MultiKueue says of
+it (Active or why not) beside what the user's own read found. A cluster that does not answer
+(in --timeout) is a row saying so; the others are still shown. Reads only; the kubeconfigs
+come from the fleet's outputs (docs/fleets.md).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 import click
 
@@ -35,42 +38,82 @@ def fleet(ctx: click.Context, stack: str | None, outputs_file: str | None, proje
     ctx.obj = Context(stack, outputs_file, project_dir, namespace)
 
 
-def _read(cluster: Any, namespaces: list[str]) -> tuple[list[dict[str, Any]] | str,
-                                                        list[dict[str, Any]]]:
-    from submit.cluster.kube import KubeError
+# A cluster that has not answered in this long is shown as not answering, the rest as read.
+READ_TIMEOUT = 20.0
 
-    try:
-        cqs = cluster.list_cluster_queues()
-        workloads = [wl for ns in namespaces for wl in cluster.list_workloads(ns)]
-    except KubeError as e:
-        return str(e), []
-    return cqs, workloads
+
+def _reader(open_cluster: Callable[[], Any], namespaces: list[str],
+            manager: bool = False) -> Callable[[], dict[str, Any]]:
+    """One cluster's read: its ClusterQueues and the fleet's Workloads, and on the manager
+    its MultiKueueClusters and AdmissionChecks (the manager's view of each worker)."""
+    def read() -> dict[str, Any]:
+        cluster = open_cluster()
+        out = {"cqs": cluster.list_cluster_queues(),
+               "workloads": [wl for ns in namespaces for wl in cluster.list_workloads(ns)]}
+        if manager:
+            from submit.cluster.kube import KubeError
+
+            try:  # the manager's queues are still shown when these cannot be read
+                out["mkcs"] = cluster.list_multikueue_clusters()
+                out["checks"] = cluster.list_admission_checks()
+            except KubeError as e:
+                out["mkcs"] = out["checks"] = str(e)
+        return out
+    return read
+
+
+def _problem(e: Exception) -> str:
+    return e.message if isinstance(e, click.ClickException) else str(e)
 
 
 @fleet.command("view")
 @stack_options
 @table_output_option
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=READ_TIMEOUT,
+              show_default=True, metavar="SECONDS",
+              help="How long to wait for each cluster; one that has not answered by then is "
+                   "shown as not answering.")
 @pass_ctx
-def view(ctx: Context, fmt: str) -> None:
-    """Every cluster of the fleet: queues, chips per flavor (nominal, used, free) and
-    workloads by state."""
+def view(ctx: Context, fmt: str, timeout: float) -> None:
+    """Every cluster of the fleet: queues, chips per flavor (nominal, used, free),
+    workloads by state, and for each worker whether the manager's MultiKueue reaches it
+    (its MultiKueueCluster and AdmissionCheck Active). The clusters are read at once."""
     from submit.cli.output import emit
+    from submit.cluster.parallel import gather
     from submit.state import fleet as fl
+    from submit.state import fleet_manager
 
     f = fleet_of(ctx)
     namespaces = sorted({q.namespace for q in f.queues})
     manager_queues = sorted({q.name for q in f.queues})
-    cqs, wls = _read(ctx.cluster, namespaces)
-    rows = fl.view_rows(ctx.outputs.cluster.name, "manager", ctx.outputs.cluster.location,
-                        manager_queues, cqs, wls)
+    reads = {"": _reader(lambda: ctx.cluster, namespaces, manager=True)}
+    for w in f.workers:
+        reads[w.name] = _reader(functools.partial(ctx.worker_cluster, w.name), namespaces)
+    found = gather(reads, timeout=timeout)
+    mine = found[""]
+    rows = []
+    if isinstance(mine, Exception):
+        rows += fl.view_rows(ctx.outputs.cluster.name, "manager", ctx.outputs.cluster.location,
+                             manager_queues, _problem(mine), [])
+    else:
+        rows += fl.view_rows(ctx.outputs.cluster.name, "manager", ctx.outputs.cluster.location,
+                             manager_queues, mine["cqs"], mine["workloads"])
     for w in f.workers:
         queues = sorted({q.name for q in w.outputs.local_queues if q.namespace in namespaces})
-        try:
-            cluster = ctx.worker_cluster(w.name)
-        except click.ClickException as e:
-            rows += fl.view_rows(w.name, "worker", w.region, queues, e.message, [],
-                                 w.manager_via)
-            continue
-        cqs, wls = _read(cluster, namespaces)
-        rows += fl.view_rows(w.name, "worker", w.region, queues, cqs, wls, w.manager_via)
-    emit(rows, fmt, fl.VIEW_COLUMNS)
+        if isinstance(mine, Exception):
+            seen = "unknown: the manager could not be read"
+        elif isinstance(mine["mkcs"], str):
+            seen = f"unknown: {mine['mkcs']}"
+        else:
+            cq = next((q.cluster_queue for q in f.queues if q.scope == f"worker:{w.name}"),
+                      None)
+            seen = fleet_manager.view(w.name, mine["mkcs"], mine["checks"], mine["cqs"], cq)
+        got = found[w.name]
+        if isinstance(got, Exception):
+            worker_rows = fl.view_rows(w.name, "worker", w.region, queues, _problem(got), [],
+                                       w.manager_via)
+        else:
+            worker_rows = fl.view_rows(w.name, "worker", w.region, queues, got["cqs"],
+                                       got["workloads"], w.manager_via)
+        rows += [{**r, "manager_view": seen} for r in worker_rows]
+    emit([{"manager_view": None, **r} for r in rows], fmt, fl.VIEW_COLUMNS)

@@ -2,12 +2,14 @@
 fleet's outputs read the manager, where the workload was submitted, and the worker
 MultiKueue dispatched it to (the Workload's ``status.clusterName``, the MultiKueueCluster
 named after the worker). The pods run on the worker, so its events and logs are read there,
-with the kubeconfig of the worker's own contract. A worker that does not answer is said so
-and the rest is still shown.
+with the kubeconfig of the worker's own contract. The workers a workload may be on are read
+at once; a worker that does not answer (in READ_TIMEOUT) is said so and the rest is still
+shown.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import click
@@ -15,6 +17,7 @@ import click
 from submit.cli.context import Context, kube_call
 
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+READ_TIMEOUT = 20.0  # seconds a worker has to answer before it is shown as not answering
 
 
 def manager_workload(ctx: Context, ns: str, name: str) -> dict[str, Any] | None:
@@ -49,6 +52,7 @@ def remotes(ctx: Context, ns: str, wl: dict[str, Any] | None
     """The workers MultiKueue copied the workload to (all of its queue's while none is
     named), each with its copy of the Workload, None, or why it could not be read."""
     from submit.cluster.kube import KubeError
+    from submit.cluster.parallel import TimedOut, gather
     from submit.state import fleet as fl
 
     fleet = ctx.outputs.fleet
@@ -59,20 +63,25 @@ def remotes(ctx: Context, ns: str, wl: dict[str, Any] | None
         queue = (wl.get("spec") or {}).get("queueName")
         found = next((q for q in fleet.queues if q.namespace == ns and q.name == queue), None)
         names = list(found.workers) if found else [w.name for w in fleet.workers]
+    # The workers are read at once, each bounded (submit/cluster/parallel.py).
+    reads = {str(w): functools.partial(_copies, ctx, str(w), ns) for w in names}
+    name = wl["metadata"]["name"]
     out: dict[str, dict[str, Any] | str | None] = {}
-    for worker in names:
-        try:
-            cluster = ctx.worker_cluster(str(worker))
-            copies = cluster.list_workloads(ns)
-        except click.ClickException as e:
-            out[str(worker)] = f"{fl.UNREACHABLE}: {e.message}"
-            continue
-        except KubeError as e:
-            out[str(worker)] = f"{fl.UNREACHABLE}: {e}"
-            continue
-        name = wl["metadata"]["name"]
-        out[str(worker)] = next((c for c in copies if c["metadata"]["name"] == name), None)
+    for worker, copies in gather(reads, timeout=READ_TIMEOUT).items():
+        if isinstance(copies, click.ClickException):
+            out[worker] = f"{fl.UNREACHABLE}: {copies.message}"
+        elif isinstance(copies, (KubeError, TimedOut)):
+            out[worker] = f"{fl.UNREACHABLE}: {copies}"
+        elif isinstance(copies, Exception):
+            raise copies
+        else:
+            out[worker] = next((c for c in copies if c["metadata"]["name"] == name), None)
     return out
+
+
+def _copies(ctx: Context, worker: str, ns: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = ctx.worker_cluster(worker).list_workloads(ns)
+    return found
 
 
 def describe_lines(ctx: Context, ns: str, wl: dict[str, Any] | None, state: str

@@ -375,3 +375,17 @@ class Cluster:
                 return None
             raise
         return list((result or {}).get("items") or [])
+
+    def list_multikueue_clusters(self) -> list[dict[str, Any]]:
+        """The manager's MultiKueueClusters: its ``Active`` condition is Kueue's own word on
+        whether it reaches the worker (v0.19.2 MultiKueueClusterActive)."""
+        result = self._call("list MultiKueueClusters", lambda: (
+            self.custom.list_cluster_custom_object(*KUEUE, "multikueueclusters",
+                                                   _request_timeout=self.timeout)))
+        return list(result.get("items", []))
+
+    def list_admission_checks(self) -> list[dict[str, Any]]:
+        result = self._call("list AdmissionChecks", lambda: (
+            self.custom.list_cluster_custom_object(*KUEUE, "admissionchecks",
+                                                   _request_timeout=self.timeout)))
+        return list(result.get("items", []))

@@ -21,7 +21,8 @@ UNREACHABLE = "unreachable"
 VIEW_COLUMNS = (("CLUSTER", "cluster"), ("ROLE", "role"), ("REGION", "region"),
                 ("VIA", "via"), ("STATUS", "status"), ("QUEUES", "queues"), ("FLAVOR", "flavor"),
                 ("NOMINAL", "nominal"), ("USED", "used"), ("FREE", "free"),
-                ("PENDING", "pending"), ("ADMITTED", "admitted"), ("FINISHED", "finished"))
+                ("PENDING", "pending"), ("ADMITTED", "admitted"), ("FINISHED", "finished"),
+                ("MANAGER SEES", "manager_view"))
 
 
 def worker(wl: dict[str, Any] | None) -> str | None:

@@ -99,6 +99,22 @@ def kubeconfig_secret_name(worker: str) -> str:
     return f"multikueue-{worker}"
 
 
+# One fleet per worker. A worker's Workloads from two managers are told apart by origin
+# (infra/specs/fleet/origin.py), but two fleets on one worker would still mirror queues of
+# the same names there and both write them. Each fleet claims its workers with this
+# ConfigMap, created through a provider that never adopts an existing object
+# (infra/components/fleet.py): a second fleet's create is refused with AlreadyExists, and
+# nothing else of it is declared on the worker, as everything else there waits for it.
+CLAIM_NAME = "accelstack-fleet"
+
+
+def claim(fleet: str, stack: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": CLAIM_NAME, "namespace": KUEUE_NAMESPACE,
+                         "labels": dict(MANAGED)},
+            "data": {"fleet": fleet, "stack": stack}}
+
+
 def service_account(fleet: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": account_name(fleet), "namespace": KUEUE_NAMESPACE,

@@ -34,6 +34,13 @@ def queue_name(workers: Mapping[str, StackOutputs], namespace: str) -> str | Non
 def problems(cfg: FleetConfig, manager: StackOutputs,
              workers: Mapping[str, StackOutputs]) -> list[str]:
     out: list[str] = []
+    if not manager.cluster.multikueue_origin:
+        # Without an origin of its own, the manager's MultiKueue uses Kueue's default, and
+        # its garbage collector deletes another manager's Workloads on a shared worker
+        # (infra/specs/fleet/origin.py).
+        out.append(f"fleet.manager.stack: stack {cfg.manager_stack!r} does not export its "
+                   "Kueue's MultiKueue origin (cluster.multiKueueOrigin; outputs written by an "
+                   "older accelstack): run `pulumi up` on it with this version first")
     where = {w.name: f"fleet.workers[{i}]" for i, w in enumerate(cfg.workers)}
     regions = {o.cluster.location for o in workers.values()}
     for w in cfg.workers:
@@ -56,7 +63,7 @@ def problems(cfg: FleetConfig, manager: StackOutputs,
         if w.name in regions:
             out.append(f"{at}.name: {w.name!r} is also a region of the fleet; its queues would "
                        "share names with the region's: name the worker otherwise")
-        out += _access(cfg, at, w.name, w.stack, o)
+        out += _access(cfg, at, w.name, w.stack, o, manager)
     ns_list = namespaces(cfg, workers)
     if not cfg.namespaces and len({o.workload_namespace for o in workers.values()}) > 1:
         found = ", ".join(f"{n}: {o.workload_namespace}" for n, o in workers.items())
@@ -92,10 +99,22 @@ def problems(cfg: FleetConfig, manager: StackOutputs,
                        f"{ns}/{mine.name} of its own; the fleet's queues take that namespace: "
                        "give the manager stack another queues.namespace")
     out += _placements(cfg, workers)
+    if cfg.manager_egress and manager.cluster.nat_addresses:
+        out.append(f"fleet.managerEgress: the manager stack exports the addresses its Cloud NAT "
+                   f"sends from ({', '.join(manager.cluster.nat_addresses)}), which the fleet "
+                   "reads; remove managerEgress")
     return out
 
 
-def _access(cfg: FleetConfig, at: str, name: str, stack: str, o: StackOutputs) -> list[str]:
+def manager_egress(cfg: FleetConfig, manager: StackOutputs) -> tuple[str, ...]:
+    """Where the manager's requests come from: the addresses its Cloud NAT sends from, which
+    the manager stack reserves and exports (cluster.natAddresses; infra/specs/network.py),
+    else ``fleet.managerEgress`` (a manager without NAT: its nodes' own addresses)."""
+    return manager.cluster.nat_addresses or cfg.manager_egress
+
+
+def _access(cfg: FleetConfig, at: str, name: str, stack: str, o: StackOutputs,
+            manager: StackOutputs) -> list[str]:
     """Can the manager reach the worker's control plane? MultiKueue's kubeconfig must carry
     a bearer token (Kueue v0.19.2 multikueuecluster.go validateKubeconfig: exec plugins,
     token files and CA file paths are refused), so the way in is the one a ServiceAccount
@@ -128,18 +147,24 @@ def _access(cfg: FleetConfig, at: str, name: str, stack: str, o: StackOutputs) -
                 "masterAuthorizedNetworks"]
     if c.authorized_networks is None:
         return []
-    if not cfg.manager_egress:
-        return [f"{at}: worker {name} limits its control plane to masterAuthorizedNetworks; "
-                "give fleet.managerEgress (the manager's Cloud NAT addresses) so the fleet can "
-                "check that the manager is let in"]
+    egress = manager_egress(cfg, manager)
+    source = ("the manager's Cloud NAT address" if manager.cluster.nat_addresses
+              else "fleet.managerEgress")
+    if not egress:
+        return [f"{at}: worker {name} limits its control plane to masterAuthorizedNetworks, "
+                f"and the manager stack ({cfg.manager_stack}) exports no Cloud NAT addresses "
+                "(cluster.natAddresses: run `pulumi up` on it with this version, or give it "
+                "privateNodes, which sends through Cloud NAT); without NAT, give "
+                "fleet.managerEgress (its nodes' addresses) so the fleet can check that the "
+                "manager is let in"]
     allowed = [ipaddress.ip_network(a) for a in c.authorized_networks]
     out = []
-    for cidr in cfg.manager_egress:
+    for cidr in egress:
         net = ipaddress.ip_network(cidr)
         if not any(net.version == a.version and net.subnet_of(a)  # type: ignore[arg-type]
                    for a in allowed):
             out.append(f"{at}: worker {name}'s masterAuthorizedNetworks do not let the manager "
-                       f"in from {cidr} (fleet.managerEgress); add it to the worker stack's "
+                       f"in from {cidr} ({source}); add it to the worker stack's "
                        "masterAuthorizedNetworks")
     return out
 

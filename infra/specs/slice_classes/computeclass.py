@@ -63,6 +63,13 @@ def _capacity_rule(cap: ClassCapacity) -> dict[str, Any]:
             specific["project"] = cap.project
         if cap.block:
             specific["reservationBlock"] = {"name": cap.block}
+        # A specific reservation's zone goes here, never in the rule's location.zones:
+        # GKE puts a class whose rule has both into an error state ("contains priorities
+        # using location config with specific reservations enabled"; Google's ComputeClass
+        # field reference and debug guide, google/skills plugins/cloud/google-cloud-gke/
+        # skills/gke-compute-classes/references/compute-class-crd-fields.md and
+        # compute-class-debug.md, commit 1af77752). Without a zone GKE looks the named
+        # reservation up itself.
         if cap.zone:
             specific["zones"] = [cap.zone]
         return {"reservations": {"affinity": "Specific", "specific": [specific]}}
@@ -78,8 +85,9 @@ def priorities(cls: SliceClass) -> list[dict[str, Any]]:
         for shape in cls.shapes:
             rule = {**_shape_rule(shape), **_capacity_rule(cap),
                     "maxPodsPerNode": cls.max_pods_per_node,
-                    "location": {"zones": list(cls.zones)},
                     "nodeLabels": dict(labels)}
+            if cap.mode != "reservation":  # see _capacity_rule: zones of a reservation
+                rule["location"] = {"zones": list(cls.zones)}
             if cls.taints:
                 rule["taints"] = [{"key": t.key, "value": t.value, "effect": t.effect}
                                   for t in cls.taints]

@@ -16,6 +16,16 @@
   a flavor only on the flavor's own label keys (v0.19.2 pkg/scheduler/flavorassigner/
   flavorassigner.go: ``flavorLabelKeys := sets.KeySet(flavor.Spec.NodeLabels)``): without
   it a class pod would also match a fixed pool's flavor of the same shape.
+- ``cloud.google.com/gke-spot=true:NoSchedule``: a class with a Spot tier. GKE taints the
+  Spot nodes that node pool auto-creation makes: "GKE auto-taints Spot nodes with
+  cloud.google.com/gke-spot=true:NoSchedule. Pods targeting a Spot priority tier *must*
+  tolerate this taint, or they will stay Pending / noScaleUp" (Google's ComputeClass
+  guide, google/skills plugins/cloud/google-cloud-gke/skills/gke-compute-classes/SKILL.md,
+  commit 1af77752; GKE's node auto-provisioning page says the same of auto-provisioned
+  Spot pools). No page says GKE adds the toleration, so the class's pods carry it and its
+  Kueue flavor adds it to pods it admits (harmless on the class's other tiers: a toleration
+  lets a pod on, it does not send it there). Fixed Spot pools are tainted by the stack
+  itself (infra/specs/nodepool.py SPOT_TAINT).
 Must not import pulumi.
 """
 
@@ -23,7 +33,7 @@ from __future__ import annotations
 
 from infra.catalog.tables import Accelerator, Taint
 from infra.config.slice_classes import SliceClass
-from infra.specs.nodepool import CAPACITY_LABEL
+from infra.specs.nodepool import CAPACITY_LABEL, SPOT_TAINT
 
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 CLASS_CAPACITY = "class"
@@ -46,9 +56,12 @@ def node_selector(cls: SliceClass, shape: Accelerator) -> dict[str, str]:
 
 
 def own_tolerations(cls: SliceClass) -> list[dict[str, str]]:
-    """The class's taint and the taints the class puts on its nodes (not GKE's
-    accelerator taint, which the Kueue flavor declares as a node taint)."""
+    """The class's taint, the taints the class puts on its nodes and GKE's Spot taint for a
+    class with a Spot tier (not GKE's accelerator taint, which the Kueue flavor declares
+    as a node taint)."""
     taints = [class_taint(cls)] + [Taint(t.key, t.value, t.effect) for t in cls.taints]
+    if any(c.mode == "spot" for c in cls.capacity):
+        taints.append(SPOT_TAINT)
     return [t.toleration() for t in taints]
 
 
