@@ -102,6 +102,9 @@ class Workload:
     elastic_slices: int | None = None  # with pathways: slices that may fail and come back
     fleet_worker: str | None = None  # a fleet: only this worker (docs/fleets.md)
     fleet_region: str | None = None  # a fleet: only the workers of this region
+    stack_traces: bool = False  # the stack-trace sidecar (docs/diagnostics.md)
+    xla_dump: str | None = None  # STORE[:PATH]: XLA dumps uploaded to a store
+    debug_logs: bool = False  # libtpu's debug log levels
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

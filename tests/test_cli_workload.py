@@ -922,7 +922,8 @@ def test_describe_as_data(outputs: Path, server: FakeApiServer) -> None:
              "kind": "Workload",
              "message": "Admitted by ClusterQueue cluster-queue"}],
         "admissionChecks": [], "queuePosition": None, "queuePositionKnown": False,
-        "schedulingEvents": [], "verdict": "admitted: pods are starting or running"}
+        "schedulingEvents": [], "verdict": "admitted: pods are starting or running",
+        "diagnostics": {"stackTraces": None, "xlaDump": None, "debugLogs": False}}
     as_yaml = run(outputs, "describe", "w1", "-o", "yaml")
     assert yaml.safe_load(as_yaml.stdout) == data
 

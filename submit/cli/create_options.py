@@ -11,6 +11,7 @@ import click
 from infra.record import record
 from submit.cli.options import complete, namespace_option
 from submit.cli.image_pin import resolve_image_option
+from submit.cli.diagnostics_options import DIAGNOSTIC_OPTIONS
 from submit.render import spec as sp
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ _OPTIONS = [
     click.option("--mount", "mount", multiple=True, metavar="STORE[:PATH][:ro]",
                   help="Mount a store of the stack (default path /mnt/STORE, read-write unless "
                        ":ro); its path is in $ACCELSTACK_MOUNT_<STORE>. Repeatable."),
+    *DIAGNOSTIC_OPTIONS,
     click.option("--pathways", is_flag=True,
                   help="Run on Pathways: a head pod (resource manager, proxy and your container, "
                        "JAX pointed at the proxy) on the stack's Pathways pool, and Pathways "
@@ -152,6 +154,9 @@ class CreateOptions:
     resolve_image: bool = True
     fleet_worker: str | None = None
     fleet_region: str | None = None
+    stack_traces: bool = False
+    xla_dump: str | None = None
+    debug_logs: bool = False
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -168,7 +173,8 @@ class CreateOptions:
             memory=self.memory, mount_service_account_token=self.mount_service_account_token,
             add_capability=self.add_capability, mount=self.mount, pathways=self.pathways,
             headless=self.headless, elastic_slices=self.elastic_slices,
-            fleet_worker=self.fleet_worker, fleet_region=self.fleet_region)
+            fleet_worker=self.fleet_worker, fleet_region=self.fleet_region,
+            stack_traces=self.stack_traces, xla_dump=self.xla_dump, debug_logs=self.debug_logs)
 
     @property
     def builds_image(self) -> bool:

@@ -90,6 +90,7 @@ def build_spec(
     mount: Sequence[str] = (), pathways: bool = False, headless: bool = False,
     elastic_slices: int | None = None, node_version: str | None = None,
     fleet_worker: str | None = None, fleet_region: str | None = None,
+    stack_traces: bool = False, xla_dump: str | None = None, debug_logs: bool = False,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -104,7 +105,8 @@ def build_spec(
         termination_grace_period=termination_grace_period, config_file=config_file,
         shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
         pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount,
-        fleet_worker=fleet_worker, fleet_region=fleet_region)
+        fleet_worker=fleet_worker, fleet_region=fleet_region, stack_traces=stack_traces,
+        xla_dump=xla_dump, debug_logs=debug_logs)
     if image is None and not (pathways and headless):
         raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
@@ -138,6 +140,16 @@ def build_spec(
     env_vars = _env(env, env_file, secret_env)
     cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
     checked = _mounts(mount, outputs, ns, chosen, replicas, node_version)
+    diagnostics = None
+    if stack_traces or xla_dump is not None or debug_logs:
+        from submit.render.diagnostics import options as diag  # late: these options only
+        from submit.render.mounts import uses_host_network
+
+        diagnostics = diag.build(
+            workload=workload, namespace=ns, storage=outputs.storage, pool_kind=chosen.kind,
+            host_network=uses_host_network(chosen.kind, chosen.vms_per_slice, replicas),
+            arm=chosen.node_selector.get(ARCH_LABEL) == ARM64, node_version=node_version,
+            stack_traces=stack_traces, xla_dump=xla_dump, debug_logs=debug_logs)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
@@ -149,6 +161,7 @@ def build_spec(
         mount_service_account_token=mount_service_account_token, capabilities=capabilities,
         mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
         pathways=pathways_spec, managed_by=managed_by, fleet_workers=able,
+        diagnostics=diagnostics,
     )
 
 

@@ -258,6 +258,10 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     elif spec.service_account:
         # The namespace's job account, stores or not (mounts.decorate sets it with them).
         pod["serviceAccountName"] = spec.service_account
+    if spec.diagnostics is not None:  # late: --stack-traces, --xla-dump, --debug-logs only
+        from submit.render.diagnostics import pod as diagnostics
+
+        diagnostics.decorate(pod, pod_meta, spec.diagnostics)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}

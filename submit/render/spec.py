@@ -23,6 +23,7 @@ from submit.render import envfile
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
     from submit.render.pathways_options import PathwaysSpec
+    from submit.render.diagnostics.options import Diagnostics
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
@@ -109,6 +110,8 @@ class WorkloadSpec:
     # can run it (submit/render/fleet.py).
     managed_by: str | None = None
     fleet_workers: tuple[str, ...] = ()
+    # --stack-traces, --xla-dump, --debug-logs: rendered by submit/render/diagnostics/.
+    diagnostics: Diagnostics | None = None
 
     @property
     def replicated_job(self) -> str:
@@ -348,7 +351,8 @@ def check_options(
     memory: str | None = None, add_capability: Sequence[str] = (),
     pathways: bool = False, headless: bool = False, elastic_slices: int | None = None,
     mount: Sequence[str] = (), fleet_worker: str | None = None,
-    fleet_region: str | None = None,
+    fleet_region: str | None = None, stack_traces: bool = False, xla_dump: str | None = None,
+    debug_logs: bool = False,
     **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
@@ -394,6 +398,13 @@ def check_options(
         _check_pathways_flags(pathways=pathways, headless=headless,
                               elastic_slices=elastic_slices, command=command,
                               mounts=tuple(mount), cpu=cpu, memory=memory)
+    if stack_traces or xla_dump is not None or debug_logs:
+        from submit.render.diagnostics import options as diagnostics  # late: these only
+
+        user_env = (parse_env_file(env_file) if env_file else []) + parse_env(env) + \
+            parse_secret_env(secret_env)
+        diagnostics.check_alone(xla_dump=xla_dump, stack_traces=stack_traces,
+                                debug_logs=debug_logs, pathways=pathways, env=user_env)
 
 
 def _check_pathways_flags(**flags: Any) -> None:
