@@ -252,7 +252,7 @@ def test_run_local_plan_lists_the_sidecars_and_dumps_locally(tmp_path: Path) -> 
 def test_describe_says_where_traces_and_dumps_are(outputs: Path,
                                                   server: FakeApiServer) -> None:
     created = run(outputs, *CREATE, "--stack-traces", "--xla-dump", "checkpoints:dbg",
-                  "--debug-logs")
+                  "--debug-logs", "--mount", "datasets:ro")
     assert created.exit_code == 0, created.stderr
     text = run(outputs, "describe", "w1")
     assert text.exit_code == 0, text.stderr
@@ -274,3 +274,20 @@ def test_describe_says_where_traces_and_dumps_are(outputs: Path,
                                    "loggingQuery": query}
     assert data["xlaDump"]["folder"] == "dbg" and data["debugLogs"] is True
     assert data["xlaDump"]["location"].startswith("gs://")
+    # The Cloud Console links: logs, the GKE page, and the buckets' folders.
+    contract = json.loads(outputs.read_text())["accelstack"]
+    cluster, stores = contract["cluster"], {s["name"]: s["source"]
+                                            for s in contract["storage"]["stores"]}
+    project = cluster["project"]
+    links = json.loads(run(outputs, "describe", "w1", "-o", "json").stdout)["links"]
+    assert links["stores"] == [
+        {"store": "datasets", "path": "/mnt/datasets",
+         "link": f"https://console.cloud.google.com/storage/browser/{stores['datasets']}"
+                 f"?project={project}"},
+        {"store": "xla-dump", "path": "dbg",
+         "link": f"https://console.cloud.google.com/storage/browser/{stores['checkpoints']}"
+                 f"/dbg?project={project}"}]
+    assert links["workload"] == (
+        f"https://console.cloud.google.com/kubernetes/service/{cluster['location']}/"
+        f"{cluster['name']}/pretraining/w1/details?project={project}")
+    assert f"  xla-dump (dbg): {links['stores'][1]['link']}" in text.stdout.splitlines()
