@@ -105,6 +105,7 @@ class Workload:
     stack_traces: bool = False  # the stack-trace sidecar (docs/diagnostics.md)
     xla_dump: str | None = None  # STORE[:PATH]: XLA dumps uploaded to a store
     debug_logs: bool = False  # libtpu's debug log levels
+    image_pull_secret: tuple[str, ...] = ()  # Secrets the kubelet pulls the images with
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

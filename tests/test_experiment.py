@@ -120,7 +120,7 @@ BAD = [
      "num-nodes, env, priority, max-restarts, restart-on-exit-codes, ttl, "
      "termination-grace-period, shm-size, cpu, memory, namespace, queue, "
      "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices, "
-     "fleet-worker, fleet-region, stack-traces, xla-dump, debug-logs)"),
+     "fleet-worker, fleet-region, stack-traces, xla-dump, debug-logs, image-pull-secret)"),
     ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; did you mean workload? "
      "(allowed: name, description, workload, sweep)"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12, gpus: 2}\n",

@@ -256,7 +256,10 @@ def test_golden_reads_as_asked(case: Path) -> None:
                 {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]
     else:
         assert "affinity" not in pod
-    assert "imagePullSecrets" not in pod
+    if args.get("image_pull_secret"):  # never an empty list or a null name
+        assert pod["imagePullSecrets"] == [{"name": n} for n in args["image_pull_secret"]]
+    else:
+        assert "imagePullSecrets" not in pod
     assert ("sizeLimit" in pod["volumes"][0]["emptyDir"]) == ("shm_size" in args)
 
     # Replicas and pods per replica: slices x VMs for TPUs, one Job of N nodes otherwise.

@@ -12,6 +12,7 @@ from infra.record import record
 from submit.cli.options import complete, namespace_option
 from submit.cli.image_pin import resolve_image_option
 from submit.cli.diagnostics_options import DIAGNOSTIC_OPTIONS
+from submit.cli.runtime_options import RUNTIME_OPTIONS
 from submit.render import spec as sp
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ _OPTIONS = [
                   help="Mount a store of the stack (default path /mnt/STORE, read-write unless "
                        ":ro); its path is in $ACCELSTACK_MOUNT_<STORE>. Repeatable."),
     *DIAGNOSTIC_OPTIONS,
+    *RUNTIME_OPTIONS,
     click.option("--pathways", is_flag=True,
                   help="Run on Pathways: a head pod (resource manager, proxy and your container, "
                        "JAX pointed at the proxy) on the stack's Pathways pool, and Pathways "
@@ -157,6 +159,7 @@ class CreateOptions:
     stack_traces: bool = False
     xla_dump: str | None = None
     debug_logs: bool = False
+    image_pull_secret: tuple[str, ...] = ()
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -174,7 +177,8 @@ class CreateOptions:
             add_capability=self.add_capability, mount=self.mount, pathways=self.pathways,
             headless=self.headless, elastic_slices=self.elastic_slices,
             fleet_worker=self.fleet_worker, fleet_region=self.fleet_region,
-            stack_traces=self.stack_traces, xla_dump=self.xla_dump, debug_logs=self.debug_logs)
+            stack_traces=self.stack_traces, xla_dump=self.xla_dump, debug_logs=self.debug_logs,
+            image_pull_secret=self.image_pull_secret)
 
     @property
     def builds_image(self) -> bool:

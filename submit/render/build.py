@@ -20,7 +20,7 @@ from submit.render.spec import (
     CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
     DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
     check_options, hostname_budget, parse_capabilities, parse_env, parse_env_file,
-    parse_exit_codes, parse_secret_env, parse_ttl, read_config_file)
+    parse_exit_codes, parse_pull_secrets, parse_secret_env, parse_ttl, read_config_file)
 
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
@@ -91,6 +91,7 @@ def build_spec(
     elastic_slices: int | None = None, node_version: str | None = None,
     fleet_worker: str | None = None, fleet_region: str | None = None,
     stack_traces: bool = False, xla_dump: str | None = None, debug_logs: bool = False,
+    image_pull_secret: Sequence[str] = (),
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -106,7 +107,7 @@ def build_spec(
         shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
         pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount,
         fleet_worker=fleet_worker, fleet_region=fleet_region, stack_traces=stack_traces,
-        xla_dump=xla_dump, debug_logs=debug_logs)
+        xla_dump=xla_dump, debug_logs=debug_logs, image_pull_secret=image_pull_secret)
     if image is None and not (pathways and headless):
         raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
@@ -161,7 +162,7 @@ def build_spec(
         mount_service_account_token=mount_service_account_token, capabilities=capabilities,
         mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
         pathways=pathways_spec, managed_by=managed_by, fleet_workers=able,
-        diagnostics=diagnostics,
+        diagnostics=diagnostics, image_pull_secrets=parse_pull_secrets(image_pull_secret),
     )
 
 

@@ -225,7 +225,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     if spec.pathways is not None:  # --pathways: head and workers (submit/render/pathways.py)
         from submit.render import pathways  # late: Pathways workloads only
 
-        return pathways.jobset(spec, spec.pathways, _harden)
+        return _pull_secrets(pathways.jobset(spec, spec.pathways, _harden), spec)
     pool = spec.pool
     labels = {
         "kueue.x-k8s.io/queue-name": spec.queue,
@@ -284,7 +284,18 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
     if annotations:
         meta["annotations"] = annotations
-    return {"apiVersion": API, "kind": "JobSet", "metadata": meta, "spec": body}
+    return _pull_secrets({"apiVersion": API, "kind": "JobSet", "metadata": meta, "spec": body},
+                         spec)
+
+
+def _pull_secrets(js: dict[str, Any], spec: WorkloadSpec) -> dict[str, Any]:
+    """--image-pull-secret: every pod of every replicated Job pulls with these Secrets
+    (never an empty list or a null name)."""
+    if spec.image_pull_secrets:
+        for rj in js["spec"]["replicatedJobs"]:
+            rj["template"]["spec"]["template"]["spec"]["imagePullSecrets"] = [
+                {"name": n} for n in spec.image_pull_secrets]
+    return js
 
 
 def config_map(spec: WorkloadSpec) -> dict[str, Any] | None:

@@ -112,6 +112,7 @@ class WorkloadSpec:
     fleet_workers: tuple[str, ...] = ()
     # --stack-traces, --xla-dump, --debug-logs: rendered by submit/render/diagnostics/.
     diagnostics: Diagnostics | None = None
+    image_pull_secrets: tuple[str, ...] = ()  # --image-pull-secret: the pods' imagePullSecrets
 
     @property
     def replicated_job(self) -> str:
@@ -225,6 +226,13 @@ def parse_capabilities(items: Sequence[str]) -> tuple[str, ...]:
         if name not in out:
             out.append(name)
     return tuple(out)
+
+
+def parse_pull_secrets(items: Sequence[str]) -> tuple[str, ...]:
+    """--image-pull-secret: Secret names (DNS-1123 subdomains), each once."""
+    for item in items:
+        _name("--image-pull-secret", item, "a Secret name (a DNS-1123 subdomain)", _SECRET, 253)
+    return tuple(dict.fromkeys(items))
 
 
 def parse_ttl(value: str | int | None) -> int | None:
@@ -352,7 +360,7 @@ def check_options(
     pathways: bool = False, headless: bool = False, elastic_slices: int | None = None,
     mount: Sequence[str] = (), fleet_worker: str | None = None,
     fleet_region: str | None = None, stack_traces: bool = False, xla_dump: str | None = None,
-    debug_logs: bool = False,
+    debug_logs: bool = False, image_pull_secret: Sequence[str] = (),
     **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
@@ -385,6 +393,7 @@ def check_options(
     check_range("--termination-grace-period", termination_grace_period, 0)
     parse_exit_codes(restart_on_exit_codes)
     parse_capabilities(add_capability)
+    parse_pull_secrets(image_pull_secret)
     _quantity("--shm-size", shm_size, _QUANTITY, "quantity such as 16Gi")
     _quantity("--cpu", cpu, _CPU, "CPU quantity such as 30 or 3500m")
     _quantity("--memory", memory, _QUANTITY, "quantity such as 100Gi")
