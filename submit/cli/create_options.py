@@ -160,6 +160,13 @@ class CreateOptions:
     xla_dump: str | None = None
     debug_logs: bool = False
     image_pull_secret: tuple[str, ...] = ()
+    pathways_server_image: str | None = None
+    pathways_proxy_image: str | None = None
+    pathways_colocated_python: bool = False
+    pathways_colocated_python_image: str | None = None
+    pathways_server_arg: tuple[str, ...] = ()
+    pathways_proxy_arg: tuple[str, ...] = ()
+    pathways_worker_arg: tuple[str, ...] = ()
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -178,7 +185,14 @@ class CreateOptions:
             headless=self.headless, elastic_slices=self.elastic_slices,
             fleet_worker=self.fleet_worker, fleet_region=self.fleet_region,
             stack_traces=self.stack_traces, xla_dump=self.xla_dump, debug_logs=self.debug_logs,
-            image_pull_secret=self.image_pull_secret)
+            image_pull_secret=self.image_pull_secret,
+            pathways_server_image=self.pathways_server_image,
+            pathways_proxy_image=self.pathways_proxy_image,
+            pathways_colocated_python=self.pathways_colocated_python,
+            pathways_colocated_python_image=self.pathways_colocated_python_image,
+            pathways_server_arg=self.pathways_server_arg,
+            pathways_proxy_arg=self.pathways_proxy_arg,
+            pathways_worker_arg=self.pathways_worker_arg)
 
     @property
     def builds_image(self) -> bool:

@@ -12,4 +12,22 @@ RUNTIME_OPTIONS = [
                  help="A Secret of the namespace (type kubernetes.io/dockerconfigjson) the "
                       "kubelet pulls the images with; checked against the namespace's "
                       "Secrets when the cluster is reached. Repeatable."),
+    click.option("--pathways-server-image", metavar="IMAGE",
+                 help="With --pathways: the Pathways server image (resource manager and "
+                      "workers) for this run instead of the stack's."),
+    click.option("--pathways-proxy-image", metavar="IMAGE",
+                 help="With --pathways: the IFRT proxy image for this run instead of the "
+                      "stack's."),
+    click.option("--pathways-colocated-python", is_flag=True,
+                 help="With --pathways: a colocated Python sidecar beside every worker, "
+                      "from the stack's pathways.images.colocatedPython."),
+    click.option("--pathways-colocated-python-image", metavar="IMAGE",
+                 help="With --pathways: the colocated Python sidecar from this image "
+                      "(implies --pathways-colocated-python)."),
+    click.option("--pathways-server-arg", multiple=True, metavar="--FLAG=VALUE",
+                 help="With --pathways: an extra flag of the resource manager. Repeatable."),
+    click.option("--pathways-proxy-arg", multiple=True, metavar="--FLAG=VALUE",
+                 help="With --pathways: an extra flag of the proxy. Repeatable."),
+    click.option("--pathways-worker-arg", multiple=True, metavar="--FLAG=VALUE",
+                 help="With --pathways: an extra flag of the workers. Repeatable."),
 ]

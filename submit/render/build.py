@@ -10,7 +10,7 @@ Pure: no Click, no Kubernetes client, no pulumi.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from infra.catalog import pod_resources
 from infra.catalog import tables as catalog
@@ -20,7 +20,8 @@ from submit.render.spec import (
     CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
     DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
     check_options, hostname_budget, parse_capabilities, parse_env, parse_env_file,
-    parse_exit_codes, parse_pull_secrets, parse_secret_env, parse_ttl, read_config_file)
+    parse_exit_codes, parse_pull_secrets, parse_secret_env, parse_ttl, pathways_passthrough,
+    read_config_file)
 
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
@@ -92,6 +93,11 @@ def build_spec(
     fleet_worker: str | None = None, fleet_region: str | None = None,
     stack_traces: bool = False, xla_dump: str | None = None, debug_logs: bool = False,
     image_pull_secret: Sequence[str] = (),
+    pathways_server_image: str | None = None, pathways_proxy_image: str | None = None,
+    pathways_colocated_python: bool = False,
+    pathways_colocated_python_image: str | None = None,
+    pathways_server_arg: Sequence[str] = (), pathways_proxy_arg: Sequence[str] = (),
+    pathways_worker_arg: Sequence[str] = (),
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -107,13 +113,24 @@ def build_spec(
         shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
         pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount,
         fleet_worker=fleet_worker, fleet_region=fleet_region, stack_traces=stack_traces,
-        xla_dump=xla_dump, debug_logs=debug_logs, image_pull_secret=image_pull_secret)
+        xla_dump=xla_dump, debug_logs=debug_logs, image_pull_secret=image_pull_secret,
+        pathways_server_image=pathways_server_image, pathways_proxy_image=pathways_proxy_image,
+        pathways_colocated_python=pathways_colocated_python,
+        pathways_colocated_python_image=pathways_colocated_python_image,
+        pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
+        pathways_worker_arg=pathways_worker_arg)
+    passthrough = pathways_passthrough(
+        pathways_server_image=pathways_server_image, pathways_proxy_image=pathways_proxy_image,
+        pathways_colocated_python=pathways_colocated_python,
+        pathways_colocated_python_image=pathways_colocated_python_image,
+        pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
+        pathways_worker_arg=pathways_worker_arg)
     if image is None and not (pathways and headless):
         raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
     replicas, parallelism = _shape(chosen, num_slices, num_nodes)
-    pathways_spec = (_pathways(outputs, chosen, replicas, headless, elastic_slices)
-                     if pathways else None)
+    pathways_spec = (_pathways(outputs, chosen, replicas, headless, elastic_slices,
+                               passthrough) if pathways else None)
     _check_name_fits(workload, replicas, parallelism, chosen.kind, pathways)
     ns, q = _namespace_and_queue(outputs, namespace, queue)
     managed_by: str | None = None
@@ -200,13 +217,13 @@ def _shape(chosen: SlicePoolInfo, num_slices: int | None, num_nodes: int | None
 
 
 def _pathways(outputs: StackOutputs, chosen: SlicePoolInfo, replicas: int, headless: bool,
-              elastic_slices: int | None) -> PathwaysSpec:
+              elastic_slices: int | None, passthrough: dict[str, Any]) -> PathwaysSpec:
     from submit.render import pathways_options  # late: --pathways only
     from submit.render.pathways_options import PathwaysError
 
     try:
         return pathways_options.check(outputs, chosen, replicas, headless=headless,
-                                      elastic_slices=elastic_slices)
+                                      elastic_slices=elastic_slices, **passthrough)
     except PathwaysError as e:
         raise SpecError(e.option, e.message) from None
 
