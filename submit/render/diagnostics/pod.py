@@ -51,42 +51,37 @@ DEBUG_LOG_ENV = (
     ("TPU_VMODULE", "real_program_continuator=1"),
 )
 
+# One line each (the CLI's YAML is the same from libyaml and PyYAML's emitters only for
+# single-line strings: tests/test_cli_output.py).
 # Stream every trace file to the container's stdout (GKE sends it to Cloud Logging), each
 # new file once from its first line; files appear when a process starts diagnose(). On
 # SIGTERM (the kubelet stops native sidecars after the main container ends) stop at once.
-TRACE_SCRIPT = """\
-dir="${TRACE_DIR:?}"; seen=" "; pids=""
-trap 'kill $pids 2>/dev/null; exit 0' TERM INT
-while :; do
-  for f in "$dir"/*; do
-    [ -f "$f" ] || continue
-    case "$seen" in *" $f "*) continue ;; esac
-    seen="$seen$f "
-    tail -n +1 -F "$f" & pids="$pids $!"
-  done
-  sleep 5 & wait $!
-done
-"""
+TRACE_SCRIPT = (
+    'dir="${TRACE_DIR:?}"; seen=" "; pids=""; '
+    "trap 'kill $pids 2>/dev/null; exit 0' TERM INT; "
+    'while :; do '
+    'for f in "$dir"/*; do '
+    '[ -f "$f" ] || continue; '
+    'case "$seen" in *" $f "*) continue ;; esac; '
+    'seen="$seen$f "; '
+    'tail -n +1 -F "$f" & pids="$pids $!"; '
+    'done; '
+    'sleep 5 & wait $!; '
+    'done')
 
 # Copy the dump folder to the store every DUMP_INTERVAL seconds (files that are new or
 # whose size changed), and once more when the kubelet stops the sidecar, which it does
 # after the main container ends however it ended: a crash's dumps are uploaded too.
-DUMP_SCRIPT = """\
-src="${DUMP_DIR:?}"
-dest="${DUMP_STORE:?}/${DUMP_FOLDER:?}/attempt-${RESTART_ATTEMPT:-0}/slice-${SLICE:-0}-worker-${WORKER:-0}"
-upload() {
-  (cd "$src" && find . -type f) | while IFS= read -r f; do
-    if [ ! -f "$dest/$f" ] || [ "$(wc -c < "$src/$f")" != "$(wc -c < "$dest/$f")" ]; then
-      mkdir -p "$dest/$(dirname "$f")" && cp "$src/$f" "$dest/$f"
-    fi
-  done
-}
-trap 'upload; exit 0' TERM INT
-while :; do
-  sleep "${DUMP_INTERVAL:-60}" & wait $!
-  upload
-done
-"""
+DUMP_SCRIPT = (
+    'src="${DUMP_DIR:?}"; '
+    'dest="${DUMP_STORE:?}/${DUMP_FOLDER:?}/attempt-${RESTART_ATTEMPT:-0}/'
+    'slice-${SLICE:-0}-worker-${WORKER:-0}"; '
+    'upload() { (cd "$src" && find . -type f) | while IFS= read -r f; do '
+    'if [ ! -f "$dest/$f" ] || [ "$(wc -c < "$src/$f")" != "$(wc -c < "$dest/$f")" ]; '
+    'then mkdir -p "$dest/$(dirname "$f")" && cp "$src/$f" "$dest/$f"; fi; '
+    'done; }; '
+    "trap 'upload; exit 0' TERM INT; "
+    'while :; do sleep "${DUMP_INTERVAL:-60}" & wait $!; upload; done')
 
 
 def _amounts(cpu_milli: int, memory_mi: int) -> dict[str, Any]:
