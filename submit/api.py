@@ -105,6 +105,7 @@ class Workload:
     stack_traces: bool = False  # the stack-trace sidecar (docs/diagnostics.md)
     xla_dump: str | None = None  # STORE[:PATH]: XLA dumps uploaded to a store
     debug_logs: bool = False  # libtpu's debug log levels
+    tensorboard: str | None = None  # STORE[:PATH]: the workload's TensorBoard log folder
     image_pull_secret: tuple[str, ...] = ()  # Secrets the kubelet pulls the images with
     # With pathways: the run's images and extra flags (docs/pathways.md)
     pathways_server_image: str | None = None

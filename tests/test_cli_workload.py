@@ -937,7 +937,8 @@ def test_describe_as_data(outputs: Path, server: FakeApiServer) -> None:
              "message": "Admitted by ClusterQueue cluster-queue"}],
         "admissionChecks": [], "queuePosition": None, "queuePositionKnown": False,
         "schedulingEvents": [], "verdict": "admitted: pods are starting or running",
-        "diagnostics": {"stackTraces": None, "xlaDump": None, "debugLogs": False},
+        "diagnostics": {"stackTraces": None, "xlaDump": None, "debugLogs": False,
+                        "tensorboard": None},
         "links": {"logs": LOGS_LINK, "workload": WORKLOAD_LINK, "stores": []}}
     as_yaml = run(outputs, "describe", "w1", "-o", "yaml")
     assert yaml.safe_load(as_yaml.stdout) == data

@@ -65,7 +65,7 @@ def refused(option: str, message: str) -> str:
     (["--xla-dump", "checkpoint"], "--xla-dump", "'checkpoint' is not a store of the stack; "
      "did you mean checkpoints? its stores: datasets, checkpoints"),
     (["--xla-dump", "datasets"], "--xla-dump", "namespace 'pretraining' may only read store "
-     "'datasets', and dumps are written to it; stores it may write: checkpoints"),
+     "'datasets', and --xla-dump writes to it; stores it may write: checkpoints"),
     (["--namespace", "evals", "--xla-dump", "checkpoints"], "--xla-dump", "store "
      "'checkpoints' grants namespace 'evals' no access; namespaces with access: pretraining"),
     (["--xla-dump", ":dumps"], "--xla-dump", "':dumps' is not STORE[:PATH] (no store name "
@@ -291,3 +291,87 @@ def test_describe_says_where_traces_and_dumps_are(outputs: Path,
         f"https://console.cloud.google.com/kubernetes/service/{cluster['location']}/"
         f"{cluster['name']}/pretraining/w1/details?project={project}")
     assert f"  xla-dump (dbg): {links['stores'][1]['link']}" in text.stdout.splitlines()
+
+
+# ----------------------------------------------------------------------------------
+# --tensorboard: a log folder per workload (so per trial) on a bucket the namespace writes.
+
+
+def test_tensorboard_folder_per_workload(outputs: Path) -> None:
+    js = _dry_run(outputs, "--tensorboard", "checkpoints:runs")
+    [main_c] = _pod(js)["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in main_c["env"]}
+    bucket = next(s["source"] for s in json.loads(outputs.read_text())["accelstack"]["storage"]
+                  ["stores"] if s["name"] == "checkpoints")
+    assert env["TENSORBOARD_LOG_DIR"] == env["AIP_TENSORBOARD_LOG_DIR"] == \
+        f"gs://{bucket}/runs/w1"
+    default = _dry_run(outputs, "--tensorboard", "checkpoints")
+    [main_c] = _pod(default)["spec"]["containers"]
+    assert {e["name"]: e.get("value") for e in main_c["env"]}["TENSORBOARD_LOG_DIR"] == \
+        f"gs://{bucket}/tensorboard/w1"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--tensorboard", "datasets"], "namespace 'pretraining' may only read store 'datasets', "
+     "and --tensorboard writes to it; stores it may write: checkpoints"),
+    (["--tensorboard", "checkpoints:../x"], "'../x' is not a folder of the store such as "
+     "dumps/run-1 (letters, digits, '-', '_', '.' and '/', relative, no '..')"),
+    (["--tensorboard", "nope"], "'nope' is not a store of the stack; its stores: datasets, "
+     "checkpoints"),
+])
+def test_tensorboard_refusals(outputs: Path, server: FakeApiServer, args: list[str],
+                              message: str) -> None:
+    result = run(outputs, *CREATE, *args)
+    assert (result.exit_code, result.stderr) == (2, refused("--tensorboard", message))
+    assert server.state.requests == []
+
+
+def test_tensorboard_needs_a_bucket() -> None:
+    with pytest.raises(SpecError) as e:
+        build_spec(stack_fixtures.outputs("g2"), workload="w", accelerator="l4-8",
+                   namespace="training", image="python:3.12", tensorboard="scratch")
+    assert (e.value.option, e.value.message) == (
+        "--tensorboard", "store 'scratch' is a filestore store; TensorBoard logs go to a "
+        "Cloud Storage bucket (gs://) that TensorBoard and Vertex AI TensorBoard read; "
+        "buckets it may write: checkpoints")
+
+
+def test_describe_links_the_tensorboard_folder(outputs: Path, server: FakeApiServer) -> None:
+    assert run(outputs, *CREATE, "--tensorboard", "checkpoints:runs").exit_code == 0
+    data = json.loads(run(outputs, "describe", "w1", "-o", "json").stdout)
+    board = data["diagnostics"]["tensorboard"]
+    assert board.startswith("gs://") and board.endswith("/runs/w1")
+    [store] = data["links"]["stores"]
+    assert store["store"] == "tensorboard" and store["path"] == "runs/w1"
+    assert store["link"].startswith("https://console.cloud.google.com/storage/browser/")
+    assert store["link"].split("?")[0].endswith("/runs/w1")
+    assert f"  TensorBoard logs: {board}/" in run(outputs, "describe", "w1").stdout
+
+
+def test_experiment_describe_lists_each_trials_log_folder(outputs: Path, tmp_path: Path,
+                                                          server: FakeApiServer) -> None:
+    sweep = tmp_path / "lr.yaml"
+    sweep.write_text("name: lr\nworkload:\n  accelerator: v6e-256\n  image: python:3.12\n"
+                     "  command: python3 train.py\n  tensorboard: checkpoints:runs\n"
+                     "sweep:\n  env.LR: ['1e-4', '3e-4']\n")
+
+    def experiment(*args: str) -> Result:
+        return CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), *args])
+
+    created = experiment("create", str(sweep))
+    assert created.exit_code == 0, created.output
+    data = json.loads(experiment("describe", "lr", "-o", "json").stdout)
+    folders = [[s["path"] for s in t["links"]["stores"]] for t in data["trials"]]
+    assert folders == [["runs/lr-0"], ["runs/lr-1"]]
+    text = experiment("describe", "lr").stdout
+    for t in data["trials"]:
+        link = t["links"]["stores"][0]["link"]
+        assert f"  tensorboard ({t['links']['stores'][0]['path']}): {link}" in text
+    # The default dump folder is the trial's too.
+    sweep.write_text(sweep.read_text().replace("tensorboard: checkpoints:runs",
+                                               "xla-dump: checkpoints").replace("lr", "xd"))
+    plan = CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), "create",
+                                     str(sweep), "--dry-run", "-o", "json"])
+    assert plan.exit_code == 0, plan.output
+    assert plan.stdout.count('"value": "xla-dumps/xd-0"') == 1
+    assert plan.stdout.count('"value": "xla-dumps/xd-1"') == 1

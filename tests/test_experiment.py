@@ -120,7 +120,8 @@ BAD = [
      "num-nodes, env, priority, max-restarts, restart-on-exit-codes, ttl, "
      "termination-grace-period, shm-size, cpu, memory, namespace, queue, "
      "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices, "
-     "fleet-worker, fleet-region, stack-traces, xla-dump, debug-logs, image-pull-secret, "
+     "fleet-worker, fleet-region, stack-traces, xla-dump, debug-logs, tensorboard, "
+     "image-pull-secret, "
      "pathways-server-image, pathways-proxy-image, pathways-colocated-python, "
      "pathways-colocated-python-image, pathways-server-arg, pathways-proxy-arg, "
      "pathways-worker-arg)"),

@@ -159,6 +159,7 @@ class CreateOptions:
     stack_traces: bool = False
     xla_dump: str | None = None
     debug_logs: bool = False
+    tensorboard: str | None = None
     image_pull_secret: tuple[str, ...] = ()
     pathways_server_image: str | None = None
     pathways_proxy_image: str | None = None
@@ -185,6 +186,7 @@ class CreateOptions:
             headless=self.headless, elastic_slices=self.elastic_slices,
             fleet_worker=self.fleet_worker, fleet_region=self.fleet_region,
             stack_traces=self.stack_traces, xla_dump=self.xla_dump, debug_logs=self.debug_logs,
+            tensorboard=self.tensorboard,
             image_pull_secret=self.image_pull_secret,
             pathways_server_image=self.pathways_server_image,
             pathways_proxy_image=self.pathways_proxy_image,

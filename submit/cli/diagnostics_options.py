@@ -15,6 +15,10 @@ DIAGNOSTIC_OPTIONS = [
                  help="Dump XLA's compiler passes (XLA_FLAGS --xla_dump_to) and upload them "
                       "to PATH of a store the namespace may write, one folder per host, even "
                       "when the job fails  [default PATH: xla-dumps/<workload>]."),
+    click.option("--tensorboard", metavar="STORE[:PATH]",
+                 help="Write TensorBoard logs to gs://BUCKET/PATH/<workload> of a Cloud Storage "
+                      "store the namespace may write: $TENSORBOARD_LOG_DIR and "
+                      "$AIP_TENSORBOARD_LOG_DIR  [default PATH: tensorboard]."),
     click.option("--debug-logs", is_flag=True,
                  help="libtpu's most verbose logs (TPU_STDERR_LOG_LEVEL, TPU_MIN_LOG_LEVEL, "
                       "TF_CPP_MIN_LOG_LEVEL, TPU_VMODULE; docs/diagnostics.md)."),

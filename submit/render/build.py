@@ -92,7 +92,7 @@ def build_spec(
     elastic_slices: int | None = None, node_version: str | None = None,
     fleet_worker: str | None = None, fleet_region: str | None = None,
     stack_traces: bool = False, xla_dump: str | None = None, debug_logs: bool = False,
-    image_pull_secret: Sequence[str] = (),
+    image_pull_secret: Sequence[str] = (), tensorboard: str | None = None,
     pathways_server_image: str | None = None, pathways_proxy_image: str | None = None,
     pathways_colocated_python: bool = False,
     pathways_colocated_python_image: str | None = None,
@@ -114,7 +114,7 @@ def build_spec(
         pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount,
         fleet_worker=fleet_worker, fleet_region=fleet_region, stack_traces=stack_traces,
         xla_dump=xla_dump, debug_logs=debug_logs, image_pull_secret=image_pull_secret,
-        pathways_server_image=pathways_server_image, pathways_proxy_image=pathways_proxy_image,
+        tensorboard=tensorboard, pathways_server_image=pathways_server_image, pathways_proxy_image=pathways_proxy_image,
         pathways_colocated_python=pathways_colocated_python,
         pathways_colocated_python_image=pathways_colocated_python_image,
         pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
@@ -159,15 +159,16 @@ def build_spec(
     cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
     checked = _mounts(mount, outputs, ns, chosen, replicas, node_version)
     diagnostics = None
-    if stack_traces or xla_dump is not None or debug_logs:
+    if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
         from submit.render.diagnostics import options as diag  # late: these options only
         from submit.render.mounts import uses_host_network
 
         diagnostics = diag.build(
-            workload=workload, namespace=ns, storage=outputs.storage, pool_kind=chosen.kind,
+            namespace=ns, storage=outputs.storage, pool_kind=chosen.kind,
             host_network=uses_host_network(chosen.kind, chosen.vms_per_slice, replicas),
             arm=chosen.node_selector.get(ARCH_LABEL) == ARM64, node_version=node_version,
-            stack_traces=stack_traces, xla_dump=xla_dump, debug_logs=debug_logs)
+            stack_traces=stack_traces, xla_dump=xla_dump, debug_logs=debug_logs,
+            tensorboard=tensorboard)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,

@@ -261,7 +261,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     if spec.diagnostics is not None:  # late: --stack-traces, --xla-dump, --debug-logs only
         from submit.render.diagnostics import pod as diagnostics
 
-        diagnostics.decorate(pod, pod_meta, spec.diagnostics)
+        diagnostics.decorate(pod, pod_meta, spec.diagnostics, spec.name)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}

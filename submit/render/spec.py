@@ -361,6 +361,7 @@ def check_options(
     mount: Sequence[str] = (), fleet_worker: str | None = None,
     fleet_region: str | None = None, stack_traces: bool = False, xla_dump: str | None = None,
     debug_logs: bool = False, image_pull_secret: Sequence[str] = (),
+    tensorboard: str | None = None,
     pathways_server_image: str | None = None, pathways_proxy_image: str | None = None,
     pathways_colocated_python: bool = False,
     pathways_colocated_python_image: str | None = None,
@@ -420,13 +421,14 @@ def check_options(
         pathways_worker_arg=pathways_worker_arg)
     if passthrough:
         _check_passthrough(pathways, passthrough)
-    if stack_traces or xla_dump is not None or debug_logs:
+    if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
         from submit.render.diagnostics import options as diagnostics  # late: these only
 
         user_env = (parse_env_file(env_file) if env_file else []) + parse_env(env) + \
             parse_secret_env(secret_env)
         diagnostics.check_alone(xla_dump=xla_dump, stack_traces=stack_traces,
-                                debug_logs=debug_logs, pathways=pathways, env=user_env)
+                                debug_logs=debug_logs, pathways=pathways, env=user_env,
+                                tensorboard=tensorboard)
 
 
 def pathways_passthrough(**given: Any) -> dict[str, Any]:

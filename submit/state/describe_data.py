@@ -16,7 +16,8 @@ one dict out.
     schedulingEvents  [{type, reason, pod, message}]
     verdict           the one line that ends the text
     diagnostics       {stackTraces: {container, directory, loggingQuery} | null,
-                       xlaDump: {location, folder, perHost} | null, debugLogs: bool}
+                       xlaDump: {location, folder, perHost} | null, debugLogs: bool,
+                       tensorboard: gs://... | null}
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from submit.render.diagnostics.pod import DEBUG_LOG_ENV, DUMP_CONTAINER, TRACE_CONTAINER, \
-    TRACE_DIR
+from submit.render.diagnostics.pod import DEBUG_LOG_ENV, DUMP_CONTAINER, TENSORBOARD_ENV, \
+    TRACE_CONTAINER, TRACE_DIR
 from submit.render.diagnostics.options import STORE_MOUNT
 
 
@@ -30,7 +30,7 @@ def trace_query(namespace: str, name: str) -> str:
 
 def diagnostics_of(jobset: dict[str, Any]) -> dict[str, Any]:
     """What the JobSet runs: {"stackTraces": {...} | None, "xlaDump": {...} | None,
-    "debugLogs": bool}, for -o json and for the text."""
+    "debugLogs": bool, "tensorboard": "gs://..." | None}, for -o json and for the text."""
     meta = jobset.get("metadata") or {}
     name, ns = str(meta.get("name", "")), str(meta.get("namespace", ""))
     pod = _pod_spec(jobset)
@@ -56,7 +56,8 @@ def diagnostics_of(jobset: dict[str, Any]) -> dict[str, Any]:
         dump = {"location": where, "folder": upload_env.get("DUMP_FOLDER"),
                 "perHost": "attempt-<restart>/slice-<slice>-worker-<worker>"}
     debug = all(env.get(k) is not None for k, _ in DEBUG_LOG_ENV)
-    return {"stackTraces": traces, "xlaDump": dump, "debugLogs": debug}
+    return {"stackTraces": traces, "xlaDump": dump, "debugLogs": debug,
+            "tensorboard": env.get(TENSORBOARD_ENV[0])}
 
 
 def describe_lines(jobset: dict[str, Any]) -> list[str]:
@@ -76,6 +77,8 @@ def describe_lines(jobset: dict[str, Any]) -> list[str]:
         where = dump["location"].rstrip("/")
         lines.append(f"  XLA dumps: {where}/{dump['folder']}/{dump['perHost']}/ "
                      "(uploaded every minute and when the pod ends)")
+    if found["tensorboard"]:
+        lines.append(f"  TensorBoard logs: {found['tensorboard']}/")
     if found["debugLogs"]:
         lines.append("  debug logs: " + " ".join(f"{k}={v}" for k, v in DEBUG_LOG_ENV))
     return ["Diagnostics:"] + lines if lines else []

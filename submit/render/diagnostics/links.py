@@ -67,7 +67,13 @@ def links(cluster: ClusterInfo, jobset: dict[str, Any]) -> dict[str, Any]:
             bucket = m["source"][len("gs://"):]
             stores.append({"store": m["store"], "path": m["path"],
                            "link": bucket_link(cluster, bucket)})
-    dump = diagnostics_of(jobset)["xlaDump"]
+    found = diagnostics_of(jobset)
+    board = found["tensorboard"]
+    if board and board.startswith("gs://"):
+        bucket, _, folder = board[len("gs://"):].partition("/")
+        stores.append({"store": "tensorboard", "path": folder,
+                       "link": bucket_link(cluster, bucket, folder)})
+    dump = found["xlaDump"]
     if dump and dump["location"].startswith("gs://"):
         stores.append({"store": "xla-dump", "path": dump["folder"],
                        "link": bucket_link(cluster, dump["location"][len("gs://"):],

@@ -44,6 +44,10 @@ DUMP_RESOURCES = (100, 64)
 
 # libtpu's and TensorFlow/XLA's C++ logging (docs/diagnostics.md says what each does): the
 # variables xpk's --enable-debug-logs sets, with the same values.
+# --tensorboard: where the job writes TensorBoard logs. AIP_TENSORBOARD_LOG_DIR is the name
+# Vertex AI custom training gives the same directory ("Use Vertex AI TensorBoard with custom
+# training"), so code written for Vertex finds it here too.
+TENSORBOARD_ENV = ("TENSORBOARD_LOG_DIR", "AIP_TENSORBOARD_LOG_DIR")
 DEBUG_LOG_ENV = (
     ("TPU_STDERR_LOG_LEVEL", "0"),
     ("TPU_MIN_LOG_LEVEL", "0"),
@@ -105,14 +109,19 @@ def _sidecar(name: str, script: str, env: list[dict[str, Any]],
     }
 
 
-def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], diag: Diagnostics) -> None:
-    """Add ``diag`` to a rendered pod template (its first container is the main one)."""
+def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], diag: Diagnostics,
+             workload: str) -> None:
+    """Add ``diag`` to the rendered pod template of ``workload`` (its first container is the
+    main one)."""
     main = pod["containers"][0]
     sidecars: list[dict[str, Any]] = []
     if diag.debug_logs:
         set_by_user = {e["name"] for e in main["env"]}
         main["env"] += [{"name": k, "value": v} for k, v in DEBUG_LOG_ENV
                         if k not in set_by_user]
+    board = diag.tensorboard_dir(workload)
+    if board is not None:
+        main["env"] += [{"name": k, "value": board} for k in TENSORBOARD_ENV]
     if diag.stack_traces:
         pod["volumes"].append({"name": TRACE_VOLUME, "emptyDir": {"sizeLimit": TRACE_SIZE_LIMIT}})
         main["volumeMounts"].append({"name": TRACE_VOLUME, "mountPath": TRACE_DIR})
@@ -132,7 +141,7 @@ def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], diag: Diagnostics) -
         sidecars.append(_sidecar(DUMP_CONTAINER, DUMP_SCRIPT, [
             {"name": "DUMP_DIR", "value": DUMP_DIR},
             {"name": "DUMP_STORE", "value": STORE_MOUNT},
-            {"name": "DUMP_FOLDER", "value": dump.folder},
+            {"name": "DUMP_FOLDER", "value": dump.folder_of(workload)},
             {"name": "DUMP_INTERVAL", "value": str(DUMP_INTERVAL_SECONDS)},
             {"name": "RESTART_ATTEMPT", **_field(f"metadata.annotations['{js}/restart-attempt']")},
             {"name": "SLICE", **_field(f"metadata.annotations['{js}/job-index']")},
