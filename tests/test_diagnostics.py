@@ -375,3 +375,21 @@ def test_experiment_describe_lists_each_trials_log_folder(outputs: Path, tmp_pat
     assert plan.exit_code == 0, plan.output
     assert plan.stdout.count('"value": "xla-dumps/xd-0"') == 1
     assert plan.stdout.count('"value": "xla-dumps/xd-1"') == 1
+
+
+def test_run_local_dumps_into_a_local_folder(outputs: Path, tmp_path: Path) -> None:
+    """run-local runs the main container here: XLA_FLAGS names a local folder the process
+    writes, /tmp/debugging is a local folder, and the sidecars are said not to run."""
+    script = ('d="${XLA_FLAGS#*--xla_dump_to=}"; echo hlo > "$d/module.txt"; '
+              'echo "$XLA_FLAGS"; ls -d /tmp/debugging 2>/dev/null || echo no-tmp-debugging')
+    r = CliRunner().invoke(main, [
+        "workload", "--outputs", str(outputs), "run-local", "--workload", "w1",
+        "--accelerator", "v6e-256", "--image", "python:3.12", "--scale-down", "1x1",
+        "--xla-dump", "checkpoints", "--stack-traces", "--command", script,
+        "--run-dir", str(tmp_path / "run")])
+    assert r.exit_code == 0, r.output
+    dumps = list((tmp_path / "run" / "volumes").glob("*/xla-dump/module.txt"))
+    assert [d.read_text() for d in dumps] == ["hlo\n"]
+    assert f"--xla_dump_to={dumps[0].parent}" in r.output
+    assert "container xla-dump-upload is not run" in r.output
+    assert "container stack-traces is not run" in r.output
