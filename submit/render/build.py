@@ -20,8 +20,7 @@ from submit.render.spec import (
     CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
     DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
     check_options, hostname_budget, parse_capabilities, parse_env, parse_env_file,
-    parse_exit_codes, parse_pull_secrets, parse_secret_env, parse_ttl, pathways_passthrough,
-    read_config_file)
+    parse_exit_codes, parse_pull_secrets, parse_secret_env, parse_ttl, read_config_file)
 
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
@@ -119,12 +118,13 @@ def build_spec(
         pathways_colocated_python_image=pathways_colocated_python_image,
         pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
         pathways_worker_arg=pathways_worker_arg)
-    passthrough = pathways_passthrough(
-        pathways_server_image=pathways_server_image, pathways_proxy_image=pathways_proxy_image,
-        pathways_colocated_python=pathways_colocated_python,
-        pathways_colocated_python_image=pathways_colocated_python_image,
-        pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
-        pathways_worker_arg=pathways_worker_arg)
+    passthrough = {  # the given --pathways-* pass-through options (pathways_options)
+        "pathways_server_image": pathways_server_image,
+        "pathways_proxy_image": pathways_proxy_image,
+        "pathways_colocated_python": pathways_colocated_python,
+        "pathways_colocated_python_image": pathways_colocated_python_image,
+        "pathways_server_arg": pathways_server_arg, "pathways_proxy_arg": pathways_proxy_arg,
+        "pathways_worker_arg": pathways_worker_arg}
     if image is None and not (pathways and headless):
         raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
@@ -223,8 +223,9 @@ def _pathways(outputs: StackOutputs, chosen: SlicePoolInfo, replicas: int, headl
     from submit.render.pathways_options import PathwaysError
 
     try:
-        return pathways_options.check(outputs, chosen, replicas, headless=headless,
-                                      elastic_slices=elastic_slices, **passthrough)
+        return pathways_options.check(
+            outputs, chosen, replicas, headless=headless, elastic_slices=elastic_slices,
+            **pathways_options.passthrough_kwargs({k: v for k, v in passthrough.items() if v}))
     except PathwaysError as e:
         raise SpecError(e.option, e.message) from None
 

@@ -9,7 +9,7 @@ build it without an import circle. Pure: no Click, no Kubernetes client, no pulu
 from __future__ import annotations
 
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from infra.contract.images import image_problem
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
@@ -57,6 +57,20 @@ OWN_FLAGS = {
                               "--gcs_scratch_location", "--sidecar_name",
                               "--cloud_pathways_sidecar_shm_directory"),
 }
+
+
+def passthrough_kwargs(given: dict[str, Any]) -> dict[str, Any]:
+    """The given ``pathways_*`` options (``api.Workload``'s names) as ``check_passthrough``
+    and ``check`` take them: ``server_image``, ``proxy_image``, ``colocated_python``,
+    ``colocated_python_image`` and ``args`` (option -> its values)."""
+    out = {k.removeprefix("pathways_"): v for k, v in given.items()
+           if k in ("pathways_server_image", "pathways_proxy_image",
+                    "pathways_colocated_python", "pathways_colocated_python_image")}
+    args = {f"--pathways-{part}-arg": tuple(given[f"pathways_{part}_arg"])
+            for part in ("server", "proxy", "worker") if given.get(f"pathways_{part}_arg")}
+    if args:
+        out["args"] = args
+    return out
 
 
 def check_passthrough(*, pathways: bool, server_image: str | None = None,

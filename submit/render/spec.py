@@ -362,11 +362,6 @@ def check_options(
     fleet_region: str | None = None, stack_traces: bool = False, xla_dump: str | None = None,
     debug_logs: bool = False, image_pull_secret: Sequence[str] = (),
     tensorboard: str | None = None,
-    pathways_server_image: str | None = None, pathways_proxy_image: str | None = None,
-    pathways_colocated_python: bool = False,
-    pathways_colocated_python_image: str | None = None,
-    pathways_server_arg: Sequence[str] = (), pathways_proxy_arg: Sequence[str] = (),
-    pathways_worker_arg: Sequence[str] = (),
     **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
@@ -413,14 +408,9 @@ def check_options(
         _check_pathways_flags(pathways=pathways, headless=headless,
                               elastic_slices=elastic_slices, command=command,
                               mounts=tuple(mount), cpu=cpu, memory=memory)
-    passthrough = pathways_passthrough(
-        pathways_server_image=pathways_server_image, pathways_proxy_image=pathways_proxy_image,
-        pathways_colocated_python=pathways_colocated_python,
-        pathways_colocated_python_image=pathways_colocated_python_image,
-        pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
-        pathways_worker_arg=pathways_worker_arg)
-    if passthrough:
-        _check_passthrough(pathways, passthrough)
+    passthrough = {k: v for k, v in _needs_the_stack.items() if k.startswith("pathways_") and v}
+    if passthrough:  # --pathways-*-image, --pathways-*-arg, --pathways-colocated-python
+        _check_pathways_flags(pathways=pathways, passthrough=passthrough)
     if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
         from submit.render.diagnostics import options as diagnostics  # late: these only
 
@@ -431,34 +421,14 @@ def check_options(
                                 tensorboard=tensorboard)
 
 
-def pathways_passthrough(**given: Any) -> dict[str, Any]:
-    """The Pathways pass-through options that were given, as pathways_options takes them
-    (``server_image``, ``proxy_image``, ``colocated_python``, ``colocated_python_image``
-    and ``args``: option -> its values); empty when none was."""
-    out: dict[str, Any] = {}
-    for key in ("server_image", "proxy_image", "colocated_python", "colocated_python_image"):
-        if given.get(f"pathways_{key}"):
-            out[key] = given[f"pathways_{key}"]
-    args = {f"--pathways-{part}-arg": tuple(given[f"pathways_{part}_arg"])
-            for part in ("server", "proxy", "worker") if given.get(f"pathways_{part}_arg")}
-    if args:
-        out["args"] = args
-    return out
-
-
-def _check_passthrough(pathways: bool, passthrough: dict[str, Any]) -> None:
-    from submit.render import pathways_options  # late: Pathways pass-through only
-
-    try:
-        pathways_options.check_passthrough(pathways=pathways, **passthrough)
-    except pathways_options.PathwaysError as e:
-        raise SpecError(e.option, e.message) from None
-
-
-def _check_pathways_flags(**flags: Any) -> None:
+def _check_pathways_flags(*, passthrough: dict[str, Any] | None = None, **flags: Any) -> None:
     from submit.render import pathways_options  # late: --pathways and its flags only
 
     try:
-        pathways_options.check_flags(**flags)
+        if passthrough is not None:
+            pathways_options.check_passthrough(
+                pathways=flags["pathways"], **pathways_options.passthrough_kwargs(passthrough))
+        else:
+            pathways_options.check_flags(**flags)
     except pathways_options.PathwaysError as e:
         raise SpecError(e.option, e.message) from None
