@@ -103,6 +103,19 @@ class Workload:
     fleet_worker: str | None = None  # a fleet: only this worker (docs/fleets.md)
     fleet_region: str | None = None  # a fleet: only the workers of this region
     local_checkpoint_dir: str | None = None  # multi-tier checkpointing's RAM tier
+    stack_traces: bool = False  # the stack-trace sidecar (docs/diagnostics.md)
+    xla_dump: str | None = None  # STORE[:PATH]: XLA dumps uploaded to a store
+    debug_logs: bool = False  # libtpu's debug log levels
+    tensorboard: str | None = None  # STORE[:PATH]: the workload's TensorBoard log folder
+    image_pull_secret: tuple[str, ...] = ()  # Secrets the kubelet pulls the images with
+    # With pathways: the run's images and extra flags (docs/pathways.md)
+    pathways_server_image: str | None = None
+    pathways_proxy_image: str | None = None
+    pathways_colocated_python: bool = False  # the stack's colocated Python sidecar
+    pathways_colocated_python_image: str | None = None
+    pathways_server_arg: tuple[str, ...] = ()
+    pathways_proxy_arg: tuple[str, ...] = ()
+    pathways_worker_arg: tuple[str, ...] = ()
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

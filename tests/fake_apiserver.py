@@ -40,6 +40,7 @@ _JOBSETS = re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/([^/]+)/job
 _WORKLOADS = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/workloads$")
 _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$")
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
+_SECRET = re.compile(r"^/api/v1/namespaces/([^/]+)/secrets/([^/]+)$")
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 _EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
 _NODES = re.compile(r"^/api/v1/nodes$")
@@ -81,6 +82,8 @@ class State:
     nodes: list[dict[str, Any]] = field(default_factory=list)  # "nodes" in forbidden: 403
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     logs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    # Secrets (namespace, name) -> the object; "secrets" in forbidden: 403 on get
+    secrets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     localqueues: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     clusterqueues: list[dict[str, Any]] = field(default_factory=list)
     # visibility API: "namespaces/NS/localqueues/LQ" or "clusterqueues/CQ" -> items; a
@@ -259,6 +262,20 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "PendingWorkloadsSummary",
                                     "apiVersion": "visibility.kueue.x-k8s.io/v1beta2",
                                     "metadata": {}, "items": st.pending[m.group(1)]})
+        if (m := _SECRET.match(url.path)) and method == "GET":
+            # The API server's answers: k8s.io/apimachinery pkg/api/errors NewNotFound
+            # ("<resource> \"<name>\" not found", reason NotFound, 404) and NewForbidden with
+            # the RBAC authorizer's reason (plugin/pkg/auth/authorizer/rbac: 'User "<u>"
+            # cannot get resource "secrets" in API group "" in the namespace "<ns>"', 403).
+            ns, name = m.group(1), m.group(2)
+            if "secrets" in st.forbidden:
+                return self._status(403, f'secrets "{name}" is forbidden: User "dev" cannot '
+                                    'get resource "secrets" in API group "" in the namespace '
+                                    f'"{ns}"', "Forbidden")
+            secret = st.secrets.get((ns, name))
+            if secret is None:
+                return self._status(404, f'secrets "{name}" not found', "NotFound")
+            return self._send(200, secret)
         if (m := _LOG.match(url.path)) and method == "GET":
             lines = st.logs.get((m.group(1), m.group(2)))
             if lines is None:

@@ -847,6 +847,17 @@ def _describe_state(server: FakeApiServer) -> None:
     ]
 
 
+# The Cloud Console links of w1 on the v5e-spot example stack (docs/diagnostics.md).
+LOGS_LINK = (
+    "https://console.cloud.google.com/logs/query;query=resource.type%3D%22k8s_container%22"
+    "%0Aresource.labels.project_id%3D%22my-ml-project%22%0Aresource.labels.location%3D%22"
+    "us-west4%22%0Aresource.labels.cluster_name%3D%22v5e-spot%22%0Aresource.labels."
+    "namespace_name%3D%22training%22%0Aresource.labels.pod_name%3D~%22%5Ew1-%5Ba-z0-9-%5D"
+    "%2B%24%22?project=my-ml-project")
+WORKLOAD_LINK = ("https://console.cloud.google.com/kubernetes/service/us-west4/v5e-spot/"
+                 "training/w1/details?project=my-ml-project")
+
+
 def _test_describe_text(outputs: Path, server: FakeApiServer) -> None:
     result = run(outputs, "describe", "w1")
     assert (result.exit_code, result.stderr) == (0, "")
@@ -869,6 +880,9 @@ def _test_describe_text(outputs: Path, server: FakeApiServer) -> None:
         "Events:\n"
         "    60m Normal SuccessfulCreate JobSet: Created job w1-slice-0\n"
         "    30m Normal Admitted Workload: Admitted by ClusterQueue cluster-queue\n"
+        "Links:\n"
+        f"  logs:      {LOGS_LINK}\n"
+        f"  workload:  {WORKLOAD_LINK}\n"
         "Admission checks:\n"
         "  none\n"
         "Queue position: not known: Kueue's visibility API did not answer (not served, or "
@@ -922,7 +936,10 @@ def test_describe_as_data(outputs: Path, server: FakeApiServer) -> None:
              "kind": "Workload",
              "message": "Admitted by ClusterQueue cluster-queue"}],
         "admissionChecks": [], "queuePosition": None, "queuePositionKnown": False,
-        "schedulingEvents": [], "verdict": "admitted: pods are starting or running"}
+        "schedulingEvents": [], "verdict": "admitted: pods are starting or running",
+        "diagnostics": {"stackTraces": None, "xlaDump": None, "debugLogs": False,
+                        "tensorboard": None},
+        "links": {"logs": LOGS_LINK, "workload": WORKLOAD_LINK, "stores": []}}
     as_yaml = run(outputs, "describe", "w1", "-o", "yaml")
     assert yaml.safe_load(as_yaml.stdout) == data
 

@@ -120,7 +120,11 @@ BAD = [
      "num-nodes, env, priority, max-restarts, restart-on-exit-codes, ttl, "
      "termination-grace-period, shm-size, cpu, memory, namespace, queue, "
      "mount-service-account-token, add-capability, mount, pathways, headless, elastic-slices, "
-     "fleet-worker, fleet-region, local-checkpoint-dir)"),
+     "fleet-worker, fleet-region, local-checkpoint-dir, stack-traces, xla-dump, debug-logs, tensorboard, "
+     "image-pull-secret, "
+     "pathways-server-image, pathways-proxy-image, pathways-colocated-python, "
+     "pathways-colocated-python-image, pathways-server-arg, pathways-proxy-arg, "
+     "pathways-worker-arg)"),
     ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; did you mean workload? "
      "(allowed: name, description, workload, sweep)"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12, gpus: 2}\n",
@@ -227,7 +231,19 @@ def test_create_describe_wait_delete(outputs: Path, server: FakeApiServer) -> No
         ("lr-sweep-2", "Pending", {"env.LR": "3e-4", "args": "--model=small", "env.BATCH": 64}),
         ("lr-sweep-3", "Held", {"env.LR": "3e-4", "args": "--model=large", "env.BATCH": 32})]
     assert set(data["trials"][1]) == {"trial", "state", "admission", "restarts", "message",
-                                      "parameters"}
+                                      "parameters", "links"}
+    # Each trial's Cloud Console links (docs/diagnostics.md): its logs and GKE page.
+    links = data["trials"][1]["links"]
+    cluster = json.loads(outputs.read_text())["accelstack"]["cluster"]
+    assert links["workload"] == (
+        f"https://console.cloud.google.com/kubernetes/service/{cluster['location']}/"
+        f"{cluster['name']}/training/lr-sweep-1/details?project={cluster['project']}")
+    assert links["logs"].startswith("https://console.cloud.google.com/logs/query;query=")
+    assert "%5Elr-sweep-1-%5Ba-z0-9-%5D%2B%24" in links["logs"]
+    assert links["stores"] == []
+    text = run(outputs, "describe", "lr-sweep").output
+    assert f"lr-sweep-1:\n  logs:      {links['logs']}\n  workload:  {links['workload']}\n" \
+        in text
     assert yaml.safe_load(run(outputs, "describe", "lr-sweep", "-o", "yaml").stdout) == data
 
     # wait releases the held trial (two slots are free), then sees all done: one failed.

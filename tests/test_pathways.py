@@ -40,6 +40,10 @@ def test_golden_cases_cover_the_modes() -> None:
             "pathways-mounts"} <= set(CASES)
 
 
+def w_pool_machine(out: Any) -> str:
+    return str(next(p.machine_type for p in out.slice_pools if p.kind == "tpu"))
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_pathways_golden_reads_as_asked(name: str) -> None:
     args, js = _case(name)
@@ -63,7 +67,14 @@ def test_pathways_golden_reads_as_asked(name: str) -> None:
     sidecars = hpod["containers"] if headless else hpod["initContainers"]
     assert [c["name"] for c in sidecars] == ["pathways-proxy", "pathways-rm"]
     proxy, rm = sidecars
-    assert proxy["image"] == DEFAULT_PROXY_IMAGE and rm["image"] == DEFAULT_SERVER_IMAGE
+    server_image = args.get("pathways_server_image", DEFAULT_SERVER_IMAGE)
+    assert proxy["image"] == args.get("pathways_proxy_image", DEFAULT_PROXY_IMAGE)
+    assert rm["image"] == server_image
+    # A run's extra flags come last, after accelstack's (--pathways-*-arg).
+    assert rm["args"][len(rm["args"]) - len(args.get("pathways_server_arg", [])):] == \
+        args.get("pathways_server_arg", [])
+    assert proxy["args"][len(proxy["args"]) - len(args.get("pathways_proxy_arg", [])):] == \
+        args.get("pathways_proxy_arg", [])
     assert all(("restartPolicy" in c) is not headless for c in sidecars)
     slices = args.get("num_slices", 1)
     assert f"--instance_count={slices}" in rm["args"]
@@ -85,6 +96,25 @@ def test_pathways_golden_reads_as_asked(name: str) -> None:
     assert worker["replicas"] == slices
     assert worker["template"]["spec"]["parallelism"] == 4
     [w] = wpod["containers"]
+    assert w["image"] == server_image
+    assert w["args"][len(w["args"]) - len(args.get("pathways_worker_arg", [])):] == \
+        args.get("pathways_worker_arg", [])
+    colocated = args.get("pathways_colocated_python_image")
+    if colocated:  # the colocated Python sidecar: a native sidecar sharing memory with it
+        [side] = wpod["initContainers"]
+        assert (side["name"], side["image"], side["restartPolicy"]) == (
+            "colocated-python-sidecar", colocated, "Always")
+        assert side["ports"] == [{"containerPort": 50051, "protocol": "TCP"}]
+        assert {"--sidecar_name=external",
+                "--cloud_pathways_sidecar_shm_directory=/tmp/sidecar"} <= set(w["args"])
+        assert side["volumeMounts"] == w["volumeMounts"] == [
+            {"name": "sidecar-shared-memory", "mountPath": "/tmp/sidecar"}]
+        share = pod_resources.pod_share(w_pool_machine(out))
+        assert share is not None
+        assert sum(pod_resources.cpu_milli(c["resources"]["requests"]["cpu"]) or 0
+                   for c in (w, side)) == share.cpu_milli
+    else:
+        assert "initContainers" not in wpod
     names = {e["name"] for e in w["env"]}
     assert {"MEGASCALE_NUM_SLICES", "MEGASCALE_SLICE_ID", "MEGASCALE_COORDINATOR_ADDRESS",
             "PATHWAYS_HEAD"} <= names

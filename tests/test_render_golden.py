@@ -31,6 +31,7 @@ from submit.render.spec import SpecError, WorkloadSpec, hostname_budget
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p for p in GOLDEN.iterdir() if (p / "input.yaml").is_file())
 PATH_ARGS = ("env_file", "config_file")
+DIAGNOSTIC_SIDECARS = ("stack-traces", "xla-dump-upload")
 DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -232,8 +233,8 @@ def test_golden_reads_as_asked(case: Path) -> None:
         assert sc["capabilities"]["drop"] == ["ALL"]
         if c is main:
             assert sc["capabilities"].get("add", []) == args.get("add_capability", [])
-        else:  # the GPUDirect daemons, see gpu_net
-            assert set(sc["capabilities"]["add"]) <= {"NET_ADMIN", "NET_BIND_SERVICE"}
+        else:  # the GPUDirect daemons (gpu_net), and diagnostics sidecars without any
+            assert set(sc["capabilities"].get("add", [])) <= {"NET_ADMIN", "NET_BIND_SERVICE"}
         assert "privileged" not in sc
 
     # JAX's coordinator: host:port as jax.distributed.initialize() reads it.
@@ -255,7 +256,10 @@ def test_golden_reads_as_asked(case: Path) -> None:
                 {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]
     else:
         assert "affinity" not in pod
-    assert "imagePullSecrets" not in pod
+    if args.get("image_pull_secret"):  # never an empty list or a null name
+        assert pod["imagePullSecrets"] == [{"name": n} for n in args["image_pull_secret"]]
+    else:
+        assert "imagePullSecrets" not in pod
     assert ("sizeLimit" in pod["volumes"][0]["emptyDir"]) == ("shm_size" in args)
 
     # Replicas and pods per replica: slices x VMs for TPUs, one Job of N nodes otherwise.
@@ -295,7 +299,17 @@ def test_golden_reads_as_asked(case: Path) -> None:
     claims = [{"name": "compute-domain-channel"}] if multi_node_a4x else []
     if pool.dranet and not pod.get("hostNetwork"):  # DRANET's NICs (submit/render/dranet.py)
         claims.append({"name": "netdev"})
-    if amounts:
+    # Diagnostics sidecars (submit/render/diagnostics/pod.py) take their part from main's.
+    diag = [c for c in pod.get("initContainers", []) if c["name"] in DIAGNOSTIC_SIDECARS]
+    if amounts and diag:
+        from submit.render.diagnostics.pod import _mi, _milli
+
+        for part in ("requests", "limits"):
+            assert sum(_milli(c["resources"][part]["cpu"]) for c in [main, *diag]) == \
+                _milli(amounts["cpu"])
+            assert sum(_mi(c["resources"][part]["memory"]) for c in [main, *diag]) == \
+                _mi(amounts["memory"])
+    elif amounts:
         assert main["resources"] == {"requests": amounts, "limits": amounts,
                                      **({"claims": claims} if claims else {})}
     else:
@@ -329,7 +343,8 @@ def test_golden_reads_as_asked(case: Path) -> None:
         assert ann["networking.gke.io/default-interface"] == "eth0"
     else:
         assert not any(k.startswith(("networking.gke.io/", "devices.gke.io/")) for k in ann)
-        assert "initContainers" not in pod
+        assert [c["name"] for c in pod.get("initContainers", [])] == [
+            c["name"] for c in diag]
 
     # The command runs as asked (after sourcing NCCL's settings on GPUDirect machines).
     if "command" in args:

@@ -26,7 +26,7 @@ from infra.record import record, replace
 
 PATHWAYS_KEYS = ("enabled", "headPool", "scratch", "images")
 HEAD_POOL_KEYS = ("name", "machineType", "minNodes", "maxNodes", "diskSizeGb")
-IMAGE_KEYS = ("server", "proxy")
+IMAGE_KEYS = ("server", "proxy", "colocatedPython")
 
 # Google's Pathways images (cloud.google.com/ai-hypercomputer/docs/workloads/
 # pathways-on-cloud, "Pathways container images": .../pathways/server:jax-<jax-version>
@@ -61,6 +61,10 @@ class Pathways:
     scratch: str  # gs://BUCKET[/PREFIX]
     server_image: str = DEFAULT_SERVER_IMAGE
     proxy_image: str = DEFAULT_PROXY_IMAGE
+    # The colocated Python sidecar a run adds to the workers (submit --pathways-colocated-
+    # python): an image the project builds with its own Python packages (Google's "Run
+    # colocated Python with Pathways"), so there is no default.
+    colocated_python_image: str | None = None
 
     @property
     def scratch_bucket(self) -> str:
@@ -87,13 +91,15 @@ def parse_pathways(r: Reader, value: Any, pools: Sequence[SlicePool],
     images = r.obj(raw.get("images") or {}, "pathways.images", IMAGE_KEYS)
     server = _image(r, images, "server", DEFAULT_SERVER_IMAGE)
     proxy = _image(r, images, "proxy", DEFAULT_PROXY_IMAGE)
+    colocated = (_image(r, images, "colocatedPython", "")
+                 if images.get("colocatedPython") is not None else None)
     head = _head_pool(r, raw.get("headPool"), pools, zones)
     if not any(p.accelerator.kind == "tpu" and p.accelerator.multi_host for p in pools):
         r.fail("pathways.enabled", "Pathways runs its workers on multi-host TPU slices, and "
                "the stack declares no multi-host TPU slice pool")
     if head is None or scratch is None or len(r.problems) > before:
         return None, None
-    return Pathways(head.name, scratch, server, proxy), head
+    return Pathways(head.name, scratch, server, proxy, colocated), head
 
 
 def resolve_scratch(r: Reader, pathways: Pathways | None,

@@ -317,9 +317,12 @@ def _pathways(data: Any, path: str) -> PathwaysInfo | None:
         return None
     if not isinstance(data, Mapping):
         raise ContractError(f"{path}: not an object")
+    colocated = data.get("colocatedPythonImage")  # optional (added without a version bump)
+    if colocated is not None and not isinstance(colocated, str):
+        raise ContractError(f"{path}.colocatedPythonImage: not a string")
     return PathwaysInfo(_need(data, "headPool", str, path), _need(data, "scratch", str, path),
                         _need(data, "serverImage", str, path),
-                        _need(data, "proxyImage", str, path))
+                        _need(data, "proxyImage", str, path), colocated)
 
 
 def _slice_classes(data: Any, path: str) -> tuple[SliceClassInfo, ...]:

@@ -155,10 +155,16 @@ class PathwaysInfo:
     scratch: str
     server_image: str
     proxy_image: str
+    # The colocated Python sidecar's image (pathways.images.colocatedPython); optional and
+    # written only when set, so contracts without it read and print as before.
+    colocated_python_image: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"headPool": self.head_pool, "scratch": self.scratch,
-                "serverImage": self.server_image, "proxyImage": self.proxy_image}
+        out = {"headPool": self.head_pool, "scratch": self.scratch,
+               "serverImage": self.server_image, "proxyImage": self.proxy_image}
+        if self.colocated_python_image is not None:
+            out["colocatedPythonImage"] = self.colocated_python_image
+        return out
 
 
 def pool_dict(p: SlicePoolInfo) -> dict[str, Any]:

@@ -127,7 +127,8 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         image_repository=cfg.registry.url if cfg.registry else None,
         storage=storage_info(cfg),
         pathways=PathwaysInfo(cfg.pathways.head_pool, cfg.pathways.scratch,
-                              cfg.pathways.server_image, cfg.pathways.proxy_image)
+                              cfg.pathways.server_image, cfg.pathways.proxy_image,
+                              cfg.pathways.colocated_python_image)
         if cfg.pathways else None,
         slice_classes=tuple(class_info(c) for c in cfg.slice_classes),
         # The ClusterQueues are in the cohort only when there are teams (specs/kueue.py).

@@ -11,6 +11,8 @@ import click
 from infra.record import record
 from submit.cli.options import complete, namespace_option
 from submit.cli.image_pin import resolve_image_option
+from submit.cli.diagnostics_options import DIAGNOSTIC_OPTIONS
+from submit.cli.runtime_options import RUNTIME_OPTIONS
 from submit.render import spec as sp
 
 if TYPE_CHECKING:
@@ -72,6 +74,8 @@ _OPTIONS = [
     click.option("--mount", "mount", multiple=True, metavar="STORE[:PATH][:ro]",
                   help="Mount a store of the stack (default path /mnt/STORE, read-write unless "
                        ":ro); its path is in $ACCELSTACK_MOUNT_<STORE>. Repeatable."),
+    *DIAGNOSTIC_OPTIONS,
+    *RUNTIME_OPTIONS,
     click.option("--pathways", is_flag=True,
                   help="Run on Pathways: a head pod (resource manager, proxy and your container, "
                        "JAX pointed at the proxy) on the stack's Pathways pool, and Pathways "
@@ -157,6 +161,18 @@ class CreateOptions:
     fleet_worker: str | None = None
     fleet_region: str | None = None
     local_checkpoint_dir: str | None = None
+    stack_traces: bool = False
+    xla_dump: str | None = None
+    debug_logs: bool = False
+    tensorboard: str | None = None
+    image_pull_secret: tuple[str, ...] = ()
+    pathways_server_image: str | None = None
+    pathways_proxy_image: str | None = None
+    pathways_colocated_python: bool = False
+    pathways_colocated_python_image: str | None = None
+    pathways_server_arg: tuple[str, ...] = ()
+    pathways_proxy_arg: tuple[str, ...] = ()
+    pathways_worker_arg: tuple[str, ...] = ()
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -174,7 +190,17 @@ class CreateOptions:
             add_capability=self.add_capability, mount=self.mount, pathways=self.pathways,
             headless=self.headless, elastic_slices=self.elastic_slices,
             fleet_worker=self.fleet_worker, fleet_region=self.fleet_region,
-            local_checkpoint_dir=self.local_checkpoint_dir)
+            local_checkpoint_dir=self.local_checkpoint_dir,
+            stack_traces=self.stack_traces, xla_dump=self.xla_dump, debug_logs=self.debug_logs,
+            tensorboard=self.tensorboard,
+            image_pull_secret=self.image_pull_secret,
+            pathways_server_image=self.pathways_server_image,
+            pathways_proxy_image=self.pathways_proxy_image,
+            pathways_colocated_python=self.pathways_colocated_python,
+            pathways_colocated_python_image=self.pathways_colocated_python_image,
+            pathways_server_arg=self.pathways_server_arg,
+            pathways_proxy_arg=self.pathways_proxy_arg,
+            pathways_worker_arg=self.pathways_worker_arg)
 
     @property
     def builds_image(self) -> bool:

@@ -131,7 +131,8 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
               default="table", show_default=True,
               help="Output format: the text, or the same as data: name, description, "
                    "namespace, file, maxRunning, keys, counts {state: n}, trials [{trial, "
-                   "state, admission, restarts, message, parameters}].")
+                   "state, admission, restarts, message, parameters, links {logs, workload, "
+                   "stores}}] (links: docs/diagnostics.md).")
 @pass_ctx
 def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table") -> None:
     """Progress (counts by state) and every trial's state with its parameters."""
@@ -151,7 +152,8 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
               "trials": [{"trial": r["trial"], "state": r["state"],
                           "admission": r["admission"], "restarts": r.get("restarts"),
                           "message": r.get("message") or None,
-                          "parameters": r["parameters"]} for r in rows]}, fmt)
+                          "parameters": r["parameters"],
+                          "links": _links(ctx, r)} for r in rows]}, fmt)
         return
     click.echo(f"Experiment:   {name}")
     if record.get("description"):
@@ -169,6 +171,21 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
     for r in rows:
         if r.get("message"):
             click.echo(f"{r['trial']} failed: {r['message']}")
+    for r in rows:
+        found = _links(ctx, r)
+        if found is not None:
+            from submit.render.diagnostics import links  # late: describe only
+
+            click.echo("\n".join([f"{r['trial']}:"] + links.describe_lines(found)[1:]))
+
+
+def _links(ctx: Context, row: dict[str, Any]) -> dict[str, Any] | None:
+    """A trial's Cloud Console links (None: its JobSet is gone), docs/diagnostics.md."""
+    if row.get("jobset") is None:
+        return None
+    from submit.render.diagnostics import links  # late: describe only
+
+    return links.links(ctx.outputs.cluster, row["jobset"])
 
 
 @experiment.command("delete")

@@ -69,7 +69,7 @@ def trial_states(ctx: Context, name: str, ns: str, record: dict[str, Any]
         s = api.status_of(js, kueue)
         rows.append({"trial": t["name"], "state": s.state, "admission": s.admission,
                      "restarts": s.restarts, "message": s.message,
-                     "parameters": t["parameters"]})
+                     "parameters": t["parameters"], "jobset": js})
     return rows
 
 

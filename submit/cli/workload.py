@@ -106,6 +106,10 @@ def create(ctx: Context, /, **options: Any) -> None:
         click.echo(dump_objects(objs, o.fmt), nl=False)
     if o.dry_run or o.export_file:
         return
+    if o.image_pull_secret:  # late: only workloads that pull with a Secret
+        from submit.cli import pull_secrets
+
+        pull_secrets.check(ctx, objs)
     apply_objects(ctx, objs, o.replace)
     if o.pathways and o.headless:
         _proxy_hint(objs)

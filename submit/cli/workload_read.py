@@ -128,12 +128,23 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
 
             data["slices"] = (None if sliced[1] is None
                               else [slice_state.entry(x) for x in sliced[1]])
+        data["links"] = _links(ctx, js)
         emit(data, fmt)
         return
     click.echo(st.describe(js, wl, pods, events, now=time.time()), nl=False)
+    from submit.render.diagnostics import links  # late: describe only
+
+    click.echo("\n".join(links.describe_lines(_links(ctx, js))))
     if fleet_lines:
         click.echo("\n".join(fleet_lines))
     click.echo(_why_pending(cluster, ns, js, wl, pods, ctx.outputs, pods_on, fleet_verdict))
+
+
+def _links(ctx: Context, js: dict[str, Any]) -> dict[str, Any]:
+    """Cloud Console links of the workload (docs/diagnostics.md), on the stack's cluster."""
+    from submit.render.diagnostics import links  # late: describe only
+
+    return links.links(ctx.outputs.cluster, js)
 
 
 MAX_POD_EVENTS = 8  # pods whose events describe reads (the first ones tell the story)

@@ -273,6 +273,18 @@ class Cluster:
         except NotFound:
             return None
 
+    def secret_type(self, namespace: str, name: str) -> str | None:
+        """The ``type`` of a Secret (``kubernetes.io/dockerconfigjson``, ...), or None when
+        the namespace has no Secret of that name. Its data is dropped unread: nothing but
+        the type leaves this method (--image-pull-secret's check)."""
+        try:
+            found = self._call(f"get Secret {namespace}/{name}", lambda: (
+                self.core.read_namespaced_secret(name, namespace,
+                                                 _request_timeout=self.timeout)))
+        except NotFound:
+            return None
+        return str(found.type or "Opaque")
+
     def delete_compute_domain(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
             return self._json(f"delete ComputeDomain {namespace}/{name}",

@@ -10,7 +10,7 @@ Pure: no Click, no Kubernetes client, no pulumi.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from infra.catalog import pod_resources
 from infra.catalog import tables as catalog
@@ -20,7 +20,7 @@ from submit.render.spec import (
     CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
     DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
     check_options, hostname_budget, parse_capabilities, parse_env, parse_env_file,
-    parse_exit_codes, parse_secret_env, parse_ttl, read_config_file)
+    parse_exit_codes, parse_pull_secrets, parse_secret_env, parse_ttl, read_config_file)
 
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
@@ -92,6 +92,13 @@ def build_spec(
     elastic_slices: int | None = None, node_version: str | None = None,
     fleet_worker: str | None = None, fleet_region: str | None = None,
     local_checkpoint_dir: str | None = None,
+    stack_traces: bool = False, xla_dump: str | None = None, debug_logs: bool = False,
+    image_pull_secret: Sequence[str] = (), tensorboard: str | None = None,
+    pathways_server_image: str | None = None, pathways_proxy_image: str | None = None,
+    pathways_colocated_python: bool = False,
+    pathways_colocated_python_image: str | None = None,
+    pathways_server_arg: Sequence[str] = (), pathways_proxy_arg: Sequence[str] = (),
+    pathways_worker_arg: Sequence[str] = (),
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -106,13 +113,26 @@ def build_spec(
         termination_grace_period=termination_grace_period, config_file=config_file,
         shm_size=shm_size, cpu=cpu, memory=memory, add_capability=add_capability,
         pathways=pathways, headless=headless, elastic_slices=elastic_slices, mount=mount,
-        fleet_worker=fleet_worker, fleet_region=fleet_region)
+        fleet_worker=fleet_worker, fleet_region=fleet_region, stack_traces=stack_traces,
+        xla_dump=xla_dump, debug_logs=debug_logs, image_pull_secret=image_pull_secret,
+        tensorboard=tensorboard, pathways_server_image=pathways_server_image, pathways_proxy_image=pathways_proxy_image,
+        pathways_colocated_python=pathways_colocated_python,
+        pathways_colocated_python_image=pathways_colocated_python_image,
+        pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
+        pathways_worker_arg=pathways_worker_arg)
+    passthrough = {  # the given --pathways-* pass-through options (pathways_options)
+        "pathways_server_image": pathways_server_image,
+        "pathways_proxy_image": pathways_proxy_image,
+        "pathways_colocated_python": pathways_colocated_python,
+        "pathways_colocated_python_image": pathways_colocated_python_image,
+        "pathways_server_arg": pathways_server_arg, "pathways_proxy_arg": pathways_proxy_arg,
+        "pathways_worker_arg": pathways_worker_arg}
     if image is None and not (pathways and headless):
         raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
     replicas, parallelism = _shape(chosen, num_slices, num_nodes)
-    pathways_spec = (_pathways(outputs, chosen, replicas, headless, elastic_slices)
-                     if pathways else None)
+    pathways_spec = (_pathways(outputs, chosen, replicas, headless, elastic_slices,
+                               passthrough) if pathways else None)
     _check_name_fits(workload, replicas, parallelism, chosen.kind, pathways)
     if chosen.slice_topology:  # late: dynamic slicing pools only
         from submit.render import dynamic_slicing
@@ -147,6 +167,17 @@ def build_spec(
     checked = _mounts(mount, outputs, ns, chosen, replicas, node_version)
     local = (_local_checkpoint(local_checkpoint_dir, outputs, chosen, replicas, pathways,
                                checked) if local_checkpoint_dir is not None else None)
+    diagnostics = None
+    if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
+        from submit.render.diagnostics import options as diag  # late: these options only
+        from submit.render.mounts import uses_host_network
+
+        diagnostics = diag.build(
+            namespace=ns, storage=outputs.storage, pool_kind=chosen.kind,
+            host_network=uses_host_network(chosen.kind, chosen.vms_per_slice, replicas),
+            arm=chosen.node_selector.get(ARCH_LABEL) == ARM64, node_version=node_version,
+            stack_traces=stack_traces, xla_dump=xla_dump, debug_logs=debug_logs,
+            tensorboard=tensorboard)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
@@ -159,6 +190,7 @@ def build_spec(
         mounts=checked, service_account=outputs.storage.service_accounts.get(ns),
         pathways=pathways_spec, managed_by=managed_by, fleet_workers=able,
         local_checkpoint=local,
+        diagnostics=diagnostics, image_pull_secrets=parse_pull_secrets(image_pull_secret),
     )
 
 
@@ -196,13 +228,14 @@ def _shape(chosen: SlicePoolInfo, num_slices: int | None, num_nodes: int | None
 
 
 def _pathways(outputs: StackOutputs, chosen: SlicePoolInfo, replicas: int, headless: bool,
-              elastic_slices: int | None) -> PathwaysSpec:
+              elastic_slices: int | None, passthrough: dict[str, Any]) -> PathwaysSpec:
     from submit.render import pathways_options  # late: --pathways only
     from submit.render.pathways_options import PathwaysError
 
     try:
-        return pathways_options.check(outputs, chosen, replicas, headless=headless,
-                                      elastic_slices=elastic_slices)
+        return pathways_options.check(
+            outputs, chosen, replicas, headless=headless, elastic_slices=elastic_slices,
+            **pathways_options.passthrough_kwargs({k: v for k, v in passthrough.items() if v}))
     except PathwaysError as e:
         raise SpecError(e.option, e.message) from None
 

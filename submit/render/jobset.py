@@ -227,7 +227,7 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     if spec.pathways is not None:  # --pathways: head and workers (submit/render/pathways.py)
         from submit.render import pathways  # late: Pathways workloads only
 
-        return pathways.jobset(spec, spec.pathways, _harden)
+        return _pull_secrets(pathways.jobset(spec, spec.pathways, _harden), spec)
     pool = spec.pool
     labels = {
         "kueue.x-k8s.io/queue-name": spec.queue,
@@ -269,6 +269,10 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
         from submit.render import checkpointing
 
         checkpointing.decorate(pod, spec.pool, spec.local_checkpoint)
+    if spec.diagnostics is not None:  # late: --stack-traces, --xla-dump, --debug-logs only
+        from submit.render.diagnostics import pod as diagnostics
+
+        diagnostics.decorate(pod, pod_meta, spec.diagnostics, spec.name)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
@@ -291,7 +295,18 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": spec.name, "namespace": spec.namespace, "labels": labels}
     if annotations:
         meta["annotations"] = annotations
-    return {"apiVersion": API, "kind": "JobSet", "metadata": meta, "spec": body}
+    return _pull_secrets({"apiVersion": API, "kind": "JobSet", "metadata": meta, "spec": body},
+                         spec)
+
+
+def _pull_secrets(js: dict[str, Any], spec: WorkloadSpec) -> dict[str, Any]:
+    """--image-pull-secret: every pod of every replicated Job pulls with these Secrets
+    (never an empty list or a null name)."""
+    if spec.image_pull_secrets:
+        for rj in js["spec"]["replicatedJobs"]:
+            rj["template"]["spec"]["template"]["spec"]["imagePullSecrets"] = [
+                {"name": n} for n in spec.image_pull_secrets]
+    return js
 
 
 def config_map(spec: WorkloadSpec) -> dict[str, Any] | None:

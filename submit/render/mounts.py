@@ -321,3 +321,9 @@ def describe_lines(jobset: dict[str, Any]) -> list[str]:
         return []
     return ["Mounts:"] + [f"  {m['path']}: {m['store']} ({m['source']}, {m['mode']})"
                           for m in found]
+
+
+def store_volume(mount: Mount, host_network: bool, name: str) -> dict[str, Any]:
+    """The pod volume of a store mount under another name (a sidecar's own mount of a
+    store, such as the XLA dump upload's: submit/render/diagnostics/pod.py)."""
+    return {**_volume(mount, host_network), "name": name}

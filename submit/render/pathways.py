@@ -46,6 +46,17 @@ EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 # container gets what the head pod's share of its node (infra/catalog/pod_resources.py) leaves.
 RM_CPU_MILLI, RM_MEMORY_MI = 8000, 32 * 1024
 PROXY_CPU_MILLI, PROXY_MEMORY_MI = 16000, 100 * 1024
+# The colocated Python sidecar on every worker (Google's "Run colocated Python with
+# Pathways"; AI-Hypercomputer/pathways-utils PathwaysJobSet.add_colocated_python): a gRPC
+# server on 50051 the worker reaches as its "external" sidecar, sharing a memory-backed
+# directory with it. Its CPU and memory: a quarter of the worker pod's share (a choice: the
+# sidecar runs host-side data loading and checkpointing beside a worker that mostly waits on
+# its TPUs), requests = limits, taken from the worker's part.
+SIDECAR = "colocated-python-sidecar"
+SIDECAR_PORT = 50051
+SIDECAR_SHM = "/tmp/sidecar"
+SIDECAR_SHM_VOLUME = "sidecar-shared-memory"
+SIDECAR_SHARE = 4  # the sidecar gets 1/SIDECAR_SHARE of the worker pod's CPU and memory
 # Worker Job restarts: xpk gives each host four, or, with elastic slices, the slice
 # restarts asked for per host (its _generate_pathways_workload_yaml).
 WORKER_RESTARTS_PER_HOST = 4
@@ -91,6 +102,7 @@ def _sidecars(spec: WorkloadSpec, pw: PathwaysSpec) -> list[dict[str, Any]]:
     proxy_args = [f"--server_port={PROXY_PORT}",
                   f"--resource_manager_address=$(PATHWAYS_HEAD):{RM_PORT}",
                   f"--gcs_scratch_location={pw.scratch}"]
+    proxy_args += list(pw.proxy_args)  # --pathways-proxy-arg
     if pw.elastic_slices:
         # Slices that may fail and come back without failing the job (the proxy's flag).
         proxy_args.append(f"--num_elastic_slices={pw.elastic_slices}")
@@ -104,7 +116,7 @@ def _sidecars(spec: WorkloadSpec, pw: PathwaysSpec) -> list[dict[str, Any]]:
         "name": "pathways-rm", "image": pw.server_image,
         "args": [f"--server_port={RM_PORT}", f"--gcs_scratch_location={pw.scratch}",
                  "--node_type=resource_manager", f"--instance_count={spec.replicas}",
-                 f"--instance_type={instance_type(spec.pool)}"],
+                 f"--instance_type={instance_type(spec.pool)}", *pw.server_args],
         "env": [{"name": "REPLICATED_JOB_NAME",
                  **_annotation("jobset.sigs.k8s.io/replicatedjob-name")},
                 {"name": "JOBSET_NAME", **_annotation("jobset.sigs.k8s.io/jobset-name")},
@@ -205,13 +217,19 @@ def _worker(spec: WorkloadSpec, pw: PathwaysSpec,
     # Less a multi-tier checkpointing RAM disk on the pool's nodes, as Kueue counts it.
     reserved = pool.checkpointing.ram_disk_mi if pool.checkpointing else 0
     share = pod_resources.pod_share(pool.machine_type, reserved)
-    resources = (_amounts(share.cpu_milli, share.memory_mi, amounts) if share
+    cpu, memory = (share.cpu_milli, share.memory_mi) if share else (0, 0)
+    if pw.colocated_python_image and share:
+        cpu, memory = cpu - cpu // SIDECAR_SHARE, memory - memory // SIDECAR_SHARE
+    resources = (_amounts(cpu, memory, amounts) if share
                  else {"requests": dict(amounts), "limits": dict(amounts)})
+    args = [f"--server_port={WORKER_PORT}",
+            f"--resource_manager_address=$(PATHWAYS_HEAD):{RM_PORT}",
+            f"--gcs_scratch_location={pw.scratch}"]
+    if pw.colocated_python_image:
+        args += ["--sidecar_name=external", f"--cloud_pathways_sidecar_shm_directory={SIDECAR_SHM}"]
     pod["containers"] = [{
         "name": "pathways-worker", "image": pw.server_image,
-        "args": [f"--server_port={WORKER_PORT}",
-                 f"--resource_manager_address=$(PATHWAYS_HEAD):{RM_PORT}",
-                 f"--gcs_scratch_location={pw.scratch}"],
+        "args": args + list(pw.worker_args),  # --pathways-worker-arg last
         "env": [
             {"name": "TPU_MIN_LOG_LEVEL", "value": "0"},
             {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "0"},
@@ -232,6 +250,8 @@ def _worker(spec: WorkloadSpec, pw: PathwaysSpec,
         # serves without giving the pod a path on the node.
         "resources": resources,
     }]
+    if pw.colocated_python_image:
+        _colocated_python(pod, pw.colocated_python_image, share)
     placement.decorate(spec, pod, pod_meta)
     harden(pod)
     per_host = max(1, spec.max_restarts) if pw.elastic_slices else WORKER_RESTARTS_PER_HOST
@@ -242,6 +262,27 @@ def _worker(spec: WorkloadSpec, pw: PathwaysSpec,
                  "completionMode": "Indexed",
                  "backoffLimit": per_host * spec.parallelism,
                  "template": {"metadata": pod_meta, "spec": pod}}}}
+
+
+def _colocated_python(pod: dict[str, Any], image: str,
+                      share: pod_resources.PodShare | None) -> None:
+    """The colocated Python sidecar beside the worker (a native sidecar: it starts first and
+    ends with the worker), and the memory-backed directory they share."""
+    pod["volumes"] = pod.get("volumes", []) + [
+        {"name": SIDECAR_SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
+    mount = {"name": SIDECAR_SHM_VOLUME, "mountPath": SIDECAR_SHM}
+    pod["containers"][0]["volumeMounts"] = [dict(mount)]
+    sidecar: dict[str, Any] = {
+        "name": SIDECAR, "image": image, "restartPolicy": "Always",
+        "env": [{"name": "GRPC_SERVER_ADDRESS", "value": f"0.0.0.0:{SIDECAR_PORT}"},
+                {"name": "CLOUD_PATHWAYS_SIDECAR_SHM_DIRECTORY", "value": SIDECAR_SHM}],
+        "ports": [{"containerPort": SIDECAR_PORT, "protocol": "TCP"}],
+        "volumeMounts": [dict(mount)],
+    }
+    if share is not None:
+        sidecar["resources"] = _amounts(share.cpu_milli // SIDECAR_SHARE,
+                                        share.memory_mi // SIDECAR_SHARE)
+    pod["initContainers"] = [sidecar]
 
 
 def jobset(spec: WorkloadSpec, pw: PathwaysSpec,

@@ -9,6 +9,9 @@ build it without an import circle. Pure: no Click, no Kubernetes client, no pulu
 from __future__ import annotations
 
 
+from typing import Any, Sequence
+
+from infra.contract.images import image_problem
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.record import record
 
@@ -35,6 +38,70 @@ class PathwaysSpec:
     proxy_image: str
     headless: bool = False
     elastic_slices: int = 0
+    # A run's pass-through (--pathways-*-arg) and the colocated Python sidecar's image
+    # (None: no sidecar); submit/render/pathways.py renders them.
+    server_args: tuple[str, ...] = ()
+    proxy_args: tuple[str, ...] = ()
+    worker_args: tuple[str, ...] = ()
+    colocated_python_image: str | None = None
+
+
+# The flags accelstack sets on each component (submit/render/pathways.py); a pass-through
+# argument may add flags, not set these again.
+OWN_FLAGS = {
+    "--pathways-server-arg": ("--server_port", "--gcs_scratch_location", "--node_type",
+                              "--instance_count", "--instance_type"),
+    "--pathways-proxy-arg": ("--server_port", "--resource_manager_address",
+                             "--gcs_scratch_location", "--num_elastic_slices"),
+    "--pathways-worker-arg": ("--server_port", "--resource_manager_address",
+                              "--gcs_scratch_location", "--sidecar_name",
+                              "--cloud_pathways_sidecar_shm_directory"),
+}
+
+
+def passthrough_kwargs(given: dict[str, Any]) -> dict[str, Any]:
+    """The given ``pathways_*`` options (``api.Workload``'s names) as ``check_passthrough``
+    and ``check`` take them: ``server_image``, ``proxy_image``, ``colocated_python``,
+    ``colocated_python_image`` and ``args`` (option -> its values)."""
+    out = {k.removeprefix("pathways_"): v for k, v in given.items()
+           if k in ("pathways_server_image", "pathways_proxy_image",
+                    "pathways_colocated_python", "pathways_colocated_python_image")}
+    args = {f"--pathways-{part}-arg": tuple(given[f"pathways_{part}_arg"])
+            for part in ("server", "proxy", "worker") if given.get(f"pathways_{part}_arg")}
+    if args:
+        out["args"] = args
+    return out
+
+
+def check_passthrough(*, pathways: bool, server_image: str | None = None,
+                      proxy_image: str | None = None, colocated_python: bool = False,
+                      colocated_python_image: str | None = None,
+                      args: dict[str, Sequence[str]] | None = None) -> None:
+    """--pathways-server-image, --pathways-proxy-image, --pathways-colocated-python[-image]
+    and --pathways-{server,proxy,worker}-arg: the rules that need no stack outputs."""
+    given = [o for o, v in (("--pathways-server-image", server_image),
+                            ("--pathways-proxy-image", proxy_image),
+                            ("--pathways-colocated-python", colocated_python),
+                            ("--pathways-colocated-python-image", colocated_python_image),
+                            *((o, a) for o, a in (args or {}).items())) if v]
+    if given and not pathways:
+        raise PathwaysError(given[0], "applies to Pathways workloads only; add --pathways")
+    for option, image in (("--pathways-server-image", server_image),
+                          ("--pathways-proxy-image", proxy_image),
+                          ("--pathways-colocated-python-image", colocated_python_image)):
+        problem = image_problem(image) if image is not None else None
+        if problem:
+            raise PathwaysError(option, problem)
+    for option, values in (args or {}).items():
+        for arg in values:
+            flag = arg.split("=", 1)[0]
+            if not arg.startswith("--") or len(flag) < 3 or any(c.isspace() for c in arg):
+                raise PathwaysError(option, f"{arg!r} is not one flag such as --name=value "
+                                    "(give the option once per flag)")
+            if flag in OWN_FLAGS[option]:
+                raise PathwaysError(option, f"{arg!r}: accelstack sets {flag} itself (from "
+                                    "the stack and the workload's shape); it may not be "
+                                    "set again")
 
 
 def check_flags(*, pathways: bool, headless: bool, elastic_slices: int | None,
@@ -64,8 +131,12 @@ def check_flags(*, pathways: bool, headless: bool, elastic_slices: int | None,
 
 
 def check(outputs: StackOutputs, pool: SlicePoolInfo, replicas: int, *, headless: bool,
-          elastic_slices: int | None) -> PathwaysSpec:
-    """The Pathways workload on ``pool`` with ``replicas`` slices."""
+          elastic_slices: int | None, server_image: str | None = None,
+          proxy_image: str | None = None, colocated_python: bool = False,
+          colocated_python_image: str | None = None,
+          args: dict[str, Sequence[str]] | None = None) -> PathwaysSpec:
+    """The Pathways workload on ``pool`` with ``replicas`` slices; the images given for
+    the run replace the stack's pins."""
     pw = outputs.pathways
     if pw is None:
         raise PathwaysError("--pathways", f"stack {outputs.stack!r} has no Pathways head pool; "
@@ -84,5 +155,16 @@ def check(outputs: StackOutputs, pool: SlicePoolInfo, replicas: int, *, headless
     if elastic_slices is not None and elastic_slices > replicas:
         raise PathwaysError("--elastic-slices", f"{elastic_slices} is more than the "
                             f"{replicas} slices of the workload (--num-slices)")
-    return PathwaysSpec(head, pw.scratch, pw.server_image, pw.proxy_image, headless,
-                        elastic_slices or 0)
+    colocated = colocated_python_image
+    if colocated is None and colocated_python:
+        colocated = pw.colocated_python_image
+        if colocated is None:
+            raise PathwaysError("--pathways-colocated-python", f"stack {outputs.stack!r} pins "
+                                "no colocated Python image (pathways.images.colocatedPython); "
+                                "give --pathways-colocated-python-image IMAGE")
+    passed = args or {}
+    return PathwaysSpec(head, pw.scratch, server_image or pw.server_image,
+                        proxy_image or pw.proxy_image, headless, elastic_slices or 0,
+                        tuple(passed.get("--pathways-server-arg", ())),
+                        tuple(passed.get("--pathways-proxy-arg", ())),
+                        tuple(passed.get("--pathways-worker-arg", ())), colocated)

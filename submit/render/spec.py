@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
     from submit.render.checkpointing import LocalCheckpoint
     from submit.render.pathways_options import PathwaysSpec
+    from submit.render.diagnostics.options import Diagnostics
 
 CONFIG_MOUNT = "/etc/accelstack/config"  # where --config-file lands in every container
 REPLICATED_JOB = {"tpu": "slice", "gpu": "worker", "cpu": "worker"}
@@ -113,6 +114,9 @@ class WorkloadSpec:
     # --local-checkpoint-dir: the RAM tier of multi-tier checkpointing
     # (submit/render/checkpointing.py).
     local_checkpoint: LocalCheckpoint | None = None
+    # --stack-traces, --xla-dump, --debug-logs: rendered by submit/render/diagnostics/.
+    diagnostics: Diagnostics | None = None
+    image_pull_secrets: tuple[str, ...] = ()  # --image-pull-secret: the pods' imagePullSecrets
 
     @property
     def replicated_job(self) -> str:
@@ -226,6 +230,13 @@ def parse_capabilities(items: Sequence[str]) -> tuple[str, ...]:
         if name not in out:
             out.append(name)
     return tuple(out)
+
+
+def parse_pull_secrets(items: Sequence[str]) -> tuple[str, ...]:
+    """--image-pull-secret: Secret names (DNS-1123 subdomains), each once."""
+    for item in items:
+        _name("--image-pull-secret", item, "a Secret name (a DNS-1123 subdomain)", _SECRET, 253)
+    return tuple(dict.fromkeys(items))
 
 
 def parse_ttl(value: str | int | None) -> int | None:
@@ -352,7 +363,9 @@ def check_options(
     memory: str | None = None, add_capability: Sequence[str] = (),
     pathways: bool = False, headless: bool = False, elastic_slices: int | None = None,
     mount: Sequence[str] = (), fleet_worker: str | None = None,
-    fleet_region: str | None = None,
+    fleet_region: str | None = None, stack_traces: bool = False, xla_dump: str | None = None,
+    debug_logs: bool = False, image_pull_secret: Sequence[str] = (),
+    tensorboard: str | None = None,
     **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
@@ -385,6 +398,7 @@ def check_options(
     check_range("--termination-grace-period", termination_grace_period, 0)
     parse_exit_codes(restart_on_exit_codes)
     parse_capabilities(add_capability)
+    parse_pull_secrets(image_pull_secret)
     _quantity("--shm-size", shm_size, _QUANTITY, "quantity such as 16Gi")
     _quantity("--cpu", cpu, _CPU, "CPU quantity such as 30 or 3500m")
     _quantity("--memory", memory, _QUANTITY, "quantity such as 100Gi")
@@ -398,12 +412,27 @@ def check_options(
         _check_pathways_flags(pathways=pathways, headless=headless,
                               elastic_slices=elastic_slices, command=command,
                               mounts=tuple(mount), cpu=cpu, memory=memory)
+    passthrough = {k: v for k, v in _needs_the_stack.items() if k.startswith("pathways_") and v}
+    if passthrough:  # --pathways-*-image, --pathways-*-arg, --pathways-colocated-python
+        _check_pathways_flags(pathways=pathways, passthrough=passthrough)
+    if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
+        from submit.render.diagnostics import options as diagnostics  # late: these only
+
+        user_env = (parse_env_file(env_file) if env_file else []) + parse_env(env) + \
+            parse_secret_env(secret_env)
+        diagnostics.check_alone(xla_dump=xla_dump, stack_traces=stack_traces,
+                                debug_logs=debug_logs, pathways=pathways, env=user_env,
+                                tensorboard=tensorboard)
 
 
-def _check_pathways_flags(**flags: Any) -> None:
+def _check_pathways_flags(*, passthrough: dict[str, Any] | None = None, **flags: Any) -> None:
     from submit.render import pathways_options  # late: --pathways and its flags only
 
     try:
-        pathways_options.check_flags(**flags)
+        if passthrough is not None:
+            pathways_options.check_passthrough(
+                pathways=flags["pathways"], **pathways_options.passthrough_kwargs(passthrough))
+        else:
+            pathways_options.check_flags(**flags)
     except pathways_options.PathwaysError as e:
         raise SpecError(e.option, e.message) from None

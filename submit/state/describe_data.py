@@ -15,6 +15,9 @@ one dict out.
     queuePositionKnown  false when Kueue's visibility API did not answer
     schedulingEvents  [{type, reason, pod, message}]
     verdict           the one line that ends the text
+    diagnostics       {stackTraces: {container, directory, loggingQuery} | null,
+                       xlaDump: {location, folder, perHost} | null, debugLogs: bool,
+                       tensorboard: gs://... | null}
 """
 
 from __future__ import annotations
@@ -64,8 +67,15 @@ def describe_data(js: dict[str, Any], wl: dict[str, Any] | None, pods: list[dict
                               "message": e.get("message")}
                              for e in why.scheduling_events(pod_events)],
         "verdict": why.verdict(wl, state, entry, pod_events),
+        "diagnostics": _diagnostics(js),
     }
     return out
+
+
+def _diagnostics(js: dict[str, Any]) -> dict[str, Any]:
+    from submit.render.diagnostics.describe import diagnostics_of  # late: describe only
+
+    return diagnostics_of(js)
 
 
 def _pick(obj: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -123,6 +123,9 @@ def describe(js: dict[str, Any], wl: dict[str, Any] | None, pods: list[dict[str,
         f"Admission:    {admission(wl)}",
     ]
     lines += mounts.describe_lines(js)
+    from submit.render.diagnostics import describe as diagnostics  # late: describe only
+
+    lines += diagnostics.describe_lines(js)
     if wl is not None:
         lines.append("Kueue conditions:")
         for c in (wl.get("status") or {}).get("conditions") or []:
