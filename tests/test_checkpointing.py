@@ -11,9 +11,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 from click.testing import CliRunner
 
+import doc_pages
 import schema
 from conftest import ROOT
 from infra.catalog import pod_resources
@@ -96,10 +98,6 @@ def test_a_fixed_ram_disk_is_taken_as_given() -> None:
      "checkpointing.store: 'datasets' is not a Cloud Storage store of storage.stores"),
     (lambda r: r["storage"]["stores"][0].update(hierarchicalNamespace=False),
      "checkpointing.store: store 'checkpoints' has no hierarchical namespace"),
-    (lambda r: r["storage"]["stores"].__setitem__(0, {
-        "name": "checkpoints", "kind": "gcs", "create": False, "bucket": "theirs",
-        "access": {"pretraining": "read-write"}}),
-     "checkpointing.store: store 'checkpoints' is an existing bucket"),
     (lambda r: r["checkpointing"].update(ramDisk="60Gi"),
      "checkpointing: give exactly one of ramDisk (per node) and checkpointSize"),
     (lambda r: r["checkpointing"].update(checkpointSize="lots"),
@@ -119,8 +117,7 @@ def test_a_fixed_ram_disk_is_taken_as_given() -> None:
      "checkpointing.ramdisk: unknown key; did you mean ramDisk?"),
     (lambda r: r["checkpointing"].update(pools=[]),
      "checkpointing.pools: is empty; name the slice pools"),
-], ids=["unknown-pool", "one-slice", "unsupported-tpu", "not-gcs", "no-hns", "existing-bucket",
-        "both-sizes", "bad-size", "does-not-fit", "zero-interval", "old-gke", "shared-flavor",
+], ids=["unknown-pool", "one-slice", "unsupported-tpu", "not-gcs", "no-hns", "both-sizes", "bad-size", "does-not-fit", "zero-interval", "old-gke", "shared-flavor",
         "typo", "no-pools"])
 def test_refusals(change: Any, fragment: str) -> None:
     raw = _raw()
@@ -210,6 +207,39 @@ def test_driver_may_use_the_bucket() -> None:
                   "gke-managed-checkpointing/sa/gke-checkpointing-multitier-node"}
     bucket = _evaluation().of_type("gcp:storage/bucket:Bucket")[0]
     assert bucket.inputs["hierarchicalNamespace"] == {"enabled": True}
+
+
+def _existing_bucket() -> dict[str, Any]:
+    raw = _raw()
+    raw["storage"]["stores"][0] = {"name": "checkpoints", "kind": "gcs", "create": False,
+                                   "bucket": "theirs", "access": {"pretraining": "read-write"}}
+    return raw
+
+
+def test_an_existing_bucket_with_hierarchical_namespace_is_read_and_used() -> None:
+    cfg = config.parse(_existing_bucket())
+    assert cfg.checkpointing is not None and cfg.checkpointing.existing_bucket
+    evaluation = harness.evaluate(_existing_bucket(), "existing")
+    assert evaluation.named("checkpointing-driver").inputs["bucket"] == "theirs"
+    [res] = evaluation.of_type("kubernetes:checkpointing.gke.io/v1:CheckpointConfiguration")
+    assert res.inputs["spec"]["cloudStorageBucketName"] == "theirs"
+    assert not evaluation.of_type("gcp:storage/bucket:Bucket")
+
+
+def test_an_existing_bucket_without_it_stops_the_update(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra.components.checkpointing import CheckpointBucketError
+
+    monkeypatch.setattr(harness._Mocks, "flat_buckets", frozenset({"theirs"}))
+    with pytest.raises(CheckpointBucketError) as info:
+        harness.evaluate(_existing_bucket(), "existing-flat")
+    assert isinstance(info.value, pulumi.RunError)  # printed as one line, no traceback
+    assert str(info.value) == (
+        "checkpointing.store: bucket 'theirs' has no hierarchical namespace, which "
+        "multi-tier checkpointing's backups need and an existing bucket cannot be given; "
+        "name a bucket created with one, or let the stack create the store (create: true, "
+        "hierarchicalNamespace: true)")
+    assert str(info.value) in doc_pages.text("docs/checkpointing.md")  # the page shows it
 
 
 def test_pod_share_and_quota_leave_the_ram_disk() -> None:

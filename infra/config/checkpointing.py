@@ -54,6 +54,10 @@ class Checkpointing:
     bucket: str
     ram_disk_mi: tuple[tuple[str, int], ...]
     backup_interval_minutes: int | None = None
+    # An existing bucket (a store with create: false): its hierarchical namespace can only
+    # be read from Cloud Storage, so the program checks it at deploy time
+    # (infra/components/checkpointing.py).
+    existing_bucket: bool = False
 
     def ram_disk(self, pool: str) -> int:
         return dict(self.ram_disk_mi).get(pool, 0)
@@ -135,6 +139,7 @@ def parse_checkpointing(r: Reader, value: Any, pools: Sequence[SlicePool], stora
     chosen = _pools(r, raw, pools)
     store_name = r.get(raw, "store", "checkpointing", str, required=True)
     bucket = None
+    existing = False
     if store_name is not None:
         store = storage.store(store_name)
         gcs = [s.name for s in storage.stores if s.kind == "gcs"]
@@ -142,17 +147,12 @@ def parse_checkpointing(r: Reader, value: Any, pools: Sequence[SlicePool], stora
             r.fail("checkpointing.store", f"{show(store_name)} is not a Cloud Storage store "
                    f"of storage.stores{did_you_mean(store_name, gcs)} (gcs stores: "
                    f"{one_of(gcs) or 'none'})")
-        elif not store.create:
-            r.fail("checkpointing.store", f"store {store_name!r} is an existing bucket; the "
-                   "backups need a bucket with hierarchical namespace, which the stack can "
-                   "only guarantee for a bucket it creates (create: true, "
-                   "hierarchicalNamespace: true)")
-        elif not store.hierarchical_namespace:
+        elif store.create and not store.hierarchical_namespace:
             r.fail("checkpointing.store", f"store {store_name!r} has no hierarchical "
                    "namespace; multi-tier checkpointing backs up only to a bucket with one "
                    "(set hierarchicalNamespace: true on the store)")
         else:
-            bucket = store.bucket
+            bucket, existing = store.bucket, not store.create
     ram = _size(r, raw, "ramDisk")
     checkpoint = _size(r, raw, "checkpointSize")
     if ("ramDisk" in raw) == ("checkpointSize" in raw):
@@ -185,4 +185,5 @@ def parse_checkpointing(r: Reader, value: Any, pools: Sequence[SlicePool], stora
     if len(r.problems) > before or bucket is None or store_name is None:
         return None
     return Checkpointing(pools=tuple(p.name for p in chosen), store=store_name, bucket=bucket,
-                         ram_disk_mi=tuple(sizes), backup_interval_minutes=interval)
+                         ram_disk_mi=tuple(sizes), backup_interval_minutes=interval,
+                         existing_bucket=existing)
