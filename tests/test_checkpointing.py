@@ -117,8 +117,14 @@ def test_a_fixed_ram_disk_is_taken_as_given() -> None:
      "checkpointing.ramdisk: unknown key; did you mean ramDisk?"),
     (lambda r: r["checkpointing"].update(pools=[]),
      "checkpointing.pools: is empty; name the slice pools"),
+    (lambda r: (r.update(sliceClasses=[{"name": "burst", "shapes": ["v6e-64"],
+                                        "capacity": ["spot"], "limits": {"slices": 2}}]),
+                r["checkpointing"].update(pools=["v6e-spot", "burst"])),
+     "checkpointing.pools[1]: 'burst' is a slice class; multi-tier checkpointing is "
+     "documented only on node pools the stack creates, not on node pools GKE auto-creates "
+     "for a ComputeClass; name a slice pool (slices) instead"),
 ], ids=["unknown-pool", "one-slice", "unsupported-tpu", "not-gcs", "no-hns", "both-sizes", "bad-size", "does-not-fit", "zero-interval", "old-gke", "shared-flavor",
-        "typo", "no-pools"])
+        "typo", "no-pools", "slice-class"])
 def test_refusals(change: Any, fragment: str) -> None:
     raw = _raw()
     raw["storage"]["stores"].append({"name": "datasets", "kind": "filestore", "tier": "ZONAL",

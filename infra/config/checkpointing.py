@@ -87,7 +87,18 @@ def _size(r: Reader, raw: dict[str, Any], key: str) -> float | None:
     return mi
 
 
-def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool]) -> list[SlicePool]:
+# Slice classes (GKE ComputeClasses) cannot take MTC: the controller would place its driver
+# on a class's nodes (a CheckpointConfiguration's nodeSelector becomes the driver
+# DaemonSet's, pkg/multitier-controller/utils.go), but GKE's MTC page documents it only on
+# node pools created for it, and no source says it works on node pools GKE auto-creates
+# for a ComputeClass (docs/limits.md).
+CLASS_REFUSAL = ("is a slice class; multi-tier checkpointing is documented only on node "
+                 "pools the stack creates, not on node pools GKE auto-creates for a "
+                 "ComputeClass; name a slice pool (slices) instead")
+
+
+def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool],
+           classes: Sequence[str] = ()) -> list[SlicePool]:
     names = r.get(raw, "pools", "checkpointing", list, required=True) or []
     if "pools" in raw and isinstance(raw["pools"], list) and not names:
         r.fail("checkpointing.pools", "is empty; name the slice pools whose nodes keep "
@@ -97,6 +108,9 @@ def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool]) -> list[S
     for i, name in enumerate(names):
         path = f"checkpointing.pools[{i}]"
         pool = by_name.get(name) if isinstance(name, str) else None
+        if pool is None and name in classes:
+            r.fail(path, f"{show(name)} {CLASS_REFUSAL}")
+            continue
         if pool is None:
             r.fail(path, f"{show(name)} names no slice pool of this stack"
                    f"{did_you_mean(str(name), by_name)} (pools: {one_of(by_name)})")
@@ -129,14 +143,15 @@ def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool]) -> list[S
 
 
 def parse_checkpointing(r: Reader, value: Any, pools: Sequence[SlicePool], storage: Storage,
-                        version: GkeVersion | None) -> Checkpointing | None:
+                        version: GkeVersion | None,
+                        classes: Sequence[str] = ()) -> Checkpointing | None:
     if value is None:
         return None
     raw = r.obj(value, "checkpointing", KEYS)
     if not raw:
         return None
     before = len(r.problems)
-    chosen = _pools(r, raw, pools)
+    chosen = _pools(r, raw, pools, classes)
     store_name = r.get(raw, "store", "checkpointing", str, required=True)
     bucket = None
     existing = False
