@@ -202,6 +202,15 @@ def test_configurations_never_overlap() -> None:
     selectors = [c["spec"]["nodeSelector"] for c in spec.configurations(config.parse(raw))]
     assert selectors == [{"accelstack.dev/slice-pool": "v6e-spot"},
                          {"accelstack.dev/slice-pool": "v6e-more"}]
+    # Each configuration selects the nodes of exactly one pool, by the labels the program
+    # puts on them: the controller gives a node a second configuration covers no driver.
+    evaluation = harness.evaluate(raw, "two-mtc-pools")
+    labels = {r.name: r.inputs["nodeConfig"]["labels"]
+              for r in evaluation.of_type("gcp:container/nodePool:NodePool")}
+    for res in evaluation.of_type("kubernetes:checkpointing.gke.io/v1:CheckpointConfiguration"):
+        selector = res.inputs["spec"]["nodeSelector"].items()
+        assert len([n for n, have in labels.items() if selector <= have.items()]) == 2, (
+            res.name, labels)  # the two slices' node pools of one pool
 
 
 def test_driver_may_use_the_bucket() -> None:
@@ -261,6 +270,32 @@ def test_pod_share_and_quota_leave_the_ram_disk() -> None:
     assert pool.checkpointing is not None
     assert pool.checkpointing.pod_memory_mi == less.memory_mi
     assert pool.checkpointing.ram_disk_mi == ram
+
+
+def test_a_fleet_manager_quota_leaves_the_ram_disk() -> None:
+    # A fleet counts a worker's pool as the worker's own Kueue does: less the RAM disk.
+    from infra.specs.fleet import manager
+
+    cfg = config.parse(_raw())
+    [own] = [f for f in kueue.flavors(cfg) if f.resource == "google.com/tpu"]
+    [fleet] = manager.flavors({"east": _outputs()})
+    assert fleet.memory_mi == own.memory_mi
+
+
+def test_a_pathways_worker_leaves_the_ram_disk() -> None:
+    # Without --local-checkpoint-dir too: the RAM disk is taken on every node of the pool.
+    raw = _raw()
+    raw["pathways"] = {"enabled": True, "scratch": "gs://my-ml-project-pathways/scratch"}
+    outputs = contract.load(harness.plain_outputs(harness.evaluate(raw, "mtc-pathways"),
+                                                  reveal=True))
+    [pool] = [p for p in outputs.slice_pools if p.checkpointing is not None]
+    assert pool.checkpointing is not None
+    objs = _workload(local_checkpoint_dir=None, pathways=True).render(outputs)
+    js = next(o for o in objs if o["kind"] == "JobSet")
+    [worker] = [c for rj in js["spec"]["replicatedJobs"]
+                for c in rj["template"]["spec"]["template"]["spec"]["containers"]
+                if c["name"] == "pathways-worker"]
+    assert worker["resources"]["requests"]["memory"] == f"{pool.checkpointing.pod_memory_mi}Mi"
 
 
 def test_contract_without_the_key_loads() -> None:
