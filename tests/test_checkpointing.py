@@ -167,6 +167,7 @@ def test_cluster_turns_the_add_on_on() -> None:
     assert cluster.inputs["addonsConfig"]["highScaleCheckpointingConfig"] == {"enabled": True}
     assert cluster.inputs["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert cluster.inputs["workloadIdentityConfig"]["workloadPool"] == "my-ml-project.svc.id.goog"
+    assert not cluster.inputs.get("enableAutopilot")  # MTC does not run on Autopilot
 
 
 def test_no_add_on_without_the_key() -> None:
