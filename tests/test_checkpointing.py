@@ -11,9 +11,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 from click.testing import CliRunner
 
+import doc_pages
 import schema
 from conftest import ROOT
 from infra.catalog import pod_resources
@@ -96,10 +98,6 @@ def test_a_fixed_ram_disk_is_taken_as_given() -> None:
      "checkpointing.store: 'datasets' is not a Cloud Storage store of storage.stores"),
     (lambda r: r["storage"]["stores"][0].update(hierarchicalNamespace=False),
      "checkpointing.store: store 'checkpoints' has no hierarchical namespace"),
-    (lambda r: r["storage"]["stores"].__setitem__(0, {
-        "name": "checkpoints", "kind": "gcs", "create": False, "bucket": "theirs",
-        "access": {"pretraining": "read-write"}}),
-     "checkpointing.store: store 'checkpoints' is an existing bucket"),
     (lambda r: r["checkpointing"].update(ramDisk="60Gi"),
      "checkpointing: give exactly one of ramDisk (per node) and checkpointSize"),
     (lambda r: r["checkpointing"].update(checkpointSize="lots"),
@@ -119,9 +117,14 @@ def test_a_fixed_ram_disk_is_taken_as_given() -> None:
      "checkpointing.ramdisk: unknown key; did you mean ramDisk?"),
     (lambda r: r["checkpointing"].update(pools=[]),
      "checkpointing.pools: is empty; name the slice pools"),
-], ids=["unknown-pool", "one-slice", "unsupported-tpu", "not-gcs", "no-hns", "existing-bucket",
-        "both-sizes", "bad-size", "does-not-fit", "zero-interval", "old-gke", "shared-flavor",
-        "typo", "no-pools"])
+    (lambda r: (r.update(sliceClasses=[{"name": "burst", "shapes": ["v6e-64"],
+                                        "capacity": ["spot"], "limits": {"slices": 2}}]),
+                r["checkpointing"].update(pools=["v6e-spot", "burst"])),
+     "checkpointing.pools[1]: 'burst' is a slice class; multi-tier checkpointing is "
+     "documented only on node pools the stack creates, not on node pools GKE auto-creates "
+     "for a ComputeClass; name a slice pool (slices) instead"),
+], ids=["unknown-pool", "one-slice", "unsupported-tpu", "not-gcs", "no-hns", "both-sizes", "bad-size", "does-not-fit", "zero-interval", "old-gke", "shared-flavor",
+        "typo", "no-pools", "slice-class"])
 def test_refusals(change: Any, fragment: str) -> None:
     raw = _raw()
     raw["storage"]["stores"].append({"name": "datasets", "kind": "filestore", "tier": "ZONAL",
@@ -164,6 +167,7 @@ def test_cluster_turns_the_add_on_on() -> None:
     assert cluster.inputs["addonsConfig"]["highScaleCheckpointingConfig"] == {"enabled": True}
     assert cluster.inputs["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert cluster.inputs["workloadIdentityConfig"]["workloadPool"] == "my-ml-project.svc.id.goog"
+    assert not cluster.inputs.get("enableAutopilot")  # MTC does not run on Autopilot
 
 
 def test_no_add_on_without_the_key() -> None:
@@ -199,6 +203,15 @@ def test_configurations_never_overlap() -> None:
     selectors = [c["spec"]["nodeSelector"] for c in spec.configurations(config.parse(raw))]
     assert selectors == [{"accelstack.dev/slice-pool": "v6e-spot"},
                          {"accelstack.dev/slice-pool": "v6e-more"}]
+    # Each configuration selects the nodes of exactly one pool, by the labels the program
+    # puts on them: the controller gives a node a second configuration covers no driver.
+    evaluation = harness.evaluate(raw, "two-mtc-pools")
+    labels = {r.name: r.inputs["nodeConfig"]["labels"]
+              for r in evaluation.of_type("gcp:container/nodePool:NodePool")}
+    for res in evaluation.of_type("kubernetes:checkpointing.gke.io/v1:CheckpointConfiguration"):
+        selector = res.inputs["spec"]["nodeSelector"].items()
+        assert len([n for n, have in labels.items() if selector <= have.items()]) == 2, (
+            res.name, labels)  # the two slices' node pools of one pool
 
 
 def test_driver_may_use_the_bucket() -> None:
@@ -210,6 +223,39 @@ def test_driver_may_use_the_bucket() -> None:
                   "gke-managed-checkpointing/sa/gke-checkpointing-multitier-node"}
     bucket = _evaluation().of_type("gcp:storage/bucket:Bucket")[0]
     assert bucket.inputs["hierarchicalNamespace"] == {"enabled": True}
+
+
+def _existing_bucket() -> dict[str, Any]:
+    raw = _raw()
+    raw["storage"]["stores"][0] = {"name": "checkpoints", "kind": "gcs", "create": False,
+                                   "bucket": "theirs", "access": {"pretraining": "read-write"}}
+    return raw
+
+
+def test_an_existing_bucket_with_hierarchical_namespace_is_read_and_used() -> None:
+    cfg = config.parse(_existing_bucket())
+    assert cfg.checkpointing is not None and cfg.checkpointing.existing_bucket
+    evaluation = harness.evaluate(_existing_bucket(), "existing")
+    assert evaluation.named("checkpointing-driver").inputs["bucket"] == "theirs"
+    [res] = evaluation.of_type("kubernetes:checkpointing.gke.io/v1:CheckpointConfiguration")
+    assert res.inputs["spec"]["cloudStorageBucketName"] == "theirs"
+    assert not evaluation.of_type("gcp:storage/bucket:Bucket")
+
+
+def test_an_existing_bucket_without_it_stops_the_update(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra.components.checkpointing import CheckpointBucketError
+
+    monkeypatch.setattr(harness._Mocks, "flat_buckets", frozenset({"theirs"}))
+    with pytest.raises(CheckpointBucketError) as info:
+        harness.evaluate(_existing_bucket(), "existing-flat")
+    assert isinstance(info.value, pulumi.RunError)  # printed as one line, no traceback
+    assert str(info.value) == (
+        "checkpointing.store: bucket 'theirs' has no hierarchical namespace, which "
+        "multi-tier checkpointing's backups need and an existing bucket cannot be given; "
+        "name a bucket created with one, or let the stack create the store (create: true, "
+        "hierarchicalNamespace: true)")
+    assert str(info.value) in doc_pages.text("docs/checkpointing.md")  # the page shows it
 
 
 def test_pod_share_and_quota_leave_the_ram_disk() -> None:
@@ -225,6 +271,32 @@ def test_pod_share_and_quota_leave_the_ram_disk() -> None:
     assert pool.checkpointing is not None
     assert pool.checkpointing.pod_memory_mi == less.memory_mi
     assert pool.checkpointing.ram_disk_mi == ram
+
+
+def test_a_fleet_manager_quota_leaves_the_ram_disk() -> None:
+    # A fleet counts a worker's pool as the worker's own Kueue does: less the RAM disk.
+    from infra.specs.fleet import manager
+
+    cfg = config.parse(_raw())
+    [own] = [f for f in kueue.flavors(cfg) if f.resource == "google.com/tpu"]
+    [fleet] = manager.flavors({"east": _outputs()})
+    assert fleet.memory_mi == own.memory_mi
+
+
+def test_a_pathways_worker_leaves_the_ram_disk() -> None:
+    # Without --local-checkpoint-dir too: the RAM disk is taken on every node of the pool.
+    raw = _raw()
+    raw["pathways"] = {"enabled": True, "scratch": "gs://my-ml-project-pathways/scratch"}
+    outputs = contract.load(harness.plain_outputs(harness.evaluate(raw, "mtc-pathways"),
+                                                  reveal=True))
+    [pool] = [p for p in outputs.slice_pools if p.checkpointing is not None]
+    assert pool.checkpointing is not None
+    objs = _workload(local_checkpoint_dir=None, pathways=True).render(outputs)
+    js = next(o for o in objs if o["kind"] == "JobSet")
+    [worker] = [c for rj in js["spec"]["replicatedJobs"]
+                for c in rj["template"]["spec"]["template"]["spec"]["containers"]
+                if c["name"] == "pathways-worker"]
+    assert worker["resources"]["requests"]["memory"] == f"{pool.checkpointing.pod_memory_mi}Mi"
 
 
 def test_contract_without_the_key_loads() -> None:

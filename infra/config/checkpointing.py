@@ -54,6 +54,10 @@ class Checkpointing:
     bucket: str
     ram_disk_mi: tuple[tuple[str, int], ...]
     backup_interval_minutes: int | None = None
+    # An existing bucket (a store with create: false): its hierarchical namespace can only
+    # be read from Cloud Storage, so the program checks it at deploy time
+    # (infra/components/checkpointing.py).
+    existing_bucket: bool = False
 
     def ram_disk(self, pool: str) -> int:
         return dict(self.ram_disk_mi).get(pool, 0)
@@ -83,7 +87,18 @@ def _size(r: Reader, raw: dict[str, Any], key: str) -> float | None:
     return mi
 
 
-def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool]) -> list[SlicePool]:
+# Slice classes (GKE ComputeClasses) cannot take MTC: the controller would place its driver
+# on a class's nodes (a CheckpointConfiguration's nodeSelector becomes the driver
+# DaemonSet's, pkg/multitier-controller/utils.go), but GKE's MTC page documents it only on
+# node pools created for it, and no source says it works on node pools GKE auto-creates
+# for a ComputeClass (docs/limits.md).
+CLASS_REFUSAL = ("is a slice class; multi-tier checkpointing is documented only on node "
+                 "pools the stack creates, not on node pools GKE auto-creates for a "
+                 "ComputeClass; name a slice pool (slices) instead")
+
+
+def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool],
+           classes: Sequence[str] = ()) -> list[SlicePool]:
     names = r.get(raw, "pools", "checkpointing", list, required=True) or []
     if "pools" in raw and isinstance(raw["pools"], list) and not names:
         r.fail("checkpointing.pools", "is empty; name the slice pools whose nodes keep "
@@ -93,6 +108,9 @@ def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool]) -> list[S
     for i, name in enumerate(names):
         path = f"checkpointing.pools[{i}]"
         pool = by_name.get(name) if isinstance(name, str) else None
+        if pool is None and name in classes:
+            r.fail(path, f"{show(name)} {CLASS_REFUSAL}")
+            continue
         if pool is None:
             r.fail(path, f"{show(name)} names no slice pool of this stack"
                    f"{did_you_mean(str(name), by_name)} (pools: {one_of(by_name)})")
@@ -125,16 +143,18 @@ def _pools(r: Reader, raw: dict[str, Any], pools: Sequence[SlicePool]) -> list[S
 
 
 def parse_checkpointing(r: Reader, value: Any, pools: Sequence[SlicePool], storage: Storage,
-                        version: GkeVersion | None) -> Checkpointing | None:
+                        version: GkeVersion | None,
+                        classes: Sequence[str] = ()) -> Checkpointing | None:
     if value is None:
         return None
     raw = r.obj(value, "checkpointing", KEYS)
     if not raw:
         return None
     before = len(r.problems)
-    chosen = _pools(r, raw, pools)
+    chosen = _pools(r, raw, pools, classes)
     store_name = r.get(raw, "store", "checkpointing", str, required=True)
     bucket = None
+    existing = False
     if store_name is not None:
         store = storage.store(store_name)
         gcs = [s.name for s in storage.stores if s.kind == "gcs"]
@@ -142,17 +162,12 @@ def parse_checkpointing(r: Reader, value: Any, pools: Sequence[SlicePool], stora
             r.fail("checkpointing.store", f"{show(store_name)} is not a Cloud Storage store "
                    f"of storage.stores{did_you_mean(store_name, gcs)} (gcs stores: "
                    f"{one_of(gcs) or 'none'})")
-        elif not store.create:
-            r.fail("checkpointing.store", f"store {store_name!r} is an existing bucket; the "
-                   "backups need a bucket with hierarchical namespace, which the stack can "
-                   "only guarantee for a bucket it creates (create: true, "
-                   "hierarchicalNamespace: true)")
-        elif not store.hierarchical_namespace:
+        elif store.create and not store.hierarchical_namespace:
             r.fail("checkpointing.store", f"store {store_name!r} has no hierarchical "
                    "namespace; multi-tier checkpointing backs up only to a bucket with one "
                    "(set hierarchicalNamespace: true on the store)")
         else:
-            bucket = store.bucket
+            bucket, existing = store.bucket, not store.create
     ram = _size(r, raw, "ramDisk")
     checkpoint = _size(r, raw, "checkpointSize")
     if ("ramDisk" in raw) == ("checkpointSize" in raw):
@@ -185,4 +200,5 @@ def parse_checkpointing(r: Reader, value: Any, pools: Sequence[SlicePool], stora
     if len(r.problems) > before or bucket is None or store_name is None:
         return None
     return Checkpointing(pools=tuple(p.name for p in chosen), store=store_name, bucket=bucket,
-                         ram_disk_mi=tuple(sizes), backup_interval_minutes=interval)
+                         ram_disk_mi=tuple(sizes), backup_interval_minutes=interval,
+                         existing_bucket=existing)

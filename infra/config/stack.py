@@ -169,7 +169,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     checkpointing = None
     if len(r.problems) == before_storage:  # it names a store and pools
         checkpointing = parse_checkpointing(r, top.get("checkpointing"), pools, storage,
-                                            version)
+                                            version, [c.name for c in classes])
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")

@@ -106,6 +106,11 @@ PREVIEW_TOKEN = "accelstack-preview-token"
 
 
 class _Mocks(pulumi.runtime.Mocks):
+    # Existing buckets the mock engine reports without hierarchical namespace (tests set
+    # it). Only Cloud Storage knows a bucket's namespace: an offline preview takes every
+    # existing bucket to have one; a real preview reads it (infra/components/checkpointing.py).
+    flat_buckets: frozenset[str] = frozenset()
+
     def __init__(self, references: Mapping[str, Any] | None = None) -> None:
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.transforms: dict[tuple[str, str], int] = {}
@@ -169,6 +174,10 @@ class _Mocks(pulumi.runtime.Mocks):
             project = args.args.get("projectId", "preview-project")
             return {"projectId": project, "number": PREVIEW_PROJECT_NUMBER,
                     "name": project}, []
+        if args.token == "gcp:storage/getBucket:getBucket":
+            name = args.args.get("name")
+            return {"name": name, "hierarchicalNamespaces": [
+                {"enabled": name not in self.flat_buckets}]}, []
         return {}, []
 
 

@@ -94,6 +94,20 @@ def driver_member(project_number: str, project: str) -> str:
             f"{DRIVER_SERVICE_ACCOUNT}")
 
 
+def bucket_problem(bucket: str, hierarchical: bool) -> str | None:
+    """Why an existing ``bucket`` cannot take the backups (None when it can), from what
+    Cloud Storage says of it: the backups need hierarchical namespace ("otherwise backups
+    will fail", GKE's multi-tier-checkpointing page), and a bucket cannot be given one
+    after it is created ("You cannot enable hierarchical namespace in an existing bucket",
+    Cloud Storage: storage/docs/create-hns-bucket)."""
+    if hierarchical:
+        return None
+    return (f"checkpointing.store: bucket {bucket!r} has no hierarchical namespace, which "
+            "multi-tier checkpointing's backups need and an existing bucket cannot be given; "
+            "name a bucket created with one, or let the stack create the store (create: true, "
+            "hierarchicalNamespace: true)")
+
+
 def bucket_grant_args(cfg: StackConfig, bucket: Any, member: Any) -> dict[str, Any]:
     return {"bucket": bucket, "role": BUCKET_ROLE, "member": member}
 

@@ -36,11 +36,6 @@ class LocalCheckpoint:
     backup_interval_minutes: int | None = None
 
 
-def reserved_mi(pool: SlicePoolInfo) -> int:
-    """Node memory the pool's RAM disk takes outside any pod's request (0 without one)."""
-    return pool.checkpointing.ram_disk_mi if pool.checkpointing else 0
-
-
 def check(path: str, outputs: StackOutputs, pool: SlicePoolInfo, replicas: int, *,
           pathways: bool, taken: Sequence[str]) -> LocalCheckpoint:
     """The checked directory for a workload of ``replicas`` slices on ``pool``; ``taken``:
