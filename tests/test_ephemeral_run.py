@@ -211,14 +211,18 @@ def test_a_rerun_after_a_crash_resumes_the_same_stack(
     assert data is not None
     # The holder died mid-up: its pid is gone and its DIY lock is left behind.
     data["tags"][pl.TAG_RUN] = "train-old u@" + __import__("socket").gethostname() + " pid 999999"
-    data["lock"] = {"id": "old", "user": "u", "host": "h", "pid": 999999, "at": "t"}
+    data["lock"] = {"id": "old", "user": "u", "host": __import__("socket").gethostname(),
+                    "pid": 999999, "at": "2026-01-01T00:00:00Z"}
     (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
     server.state.jobsets.clear()
     finish(server)
     code, err = _run(*run_argv(proj))
     assert code == 0, err
     assert "resuming stack train, left by run train-old" in err
-    assert "`pulumi cancel`" in err
+    # A self-managed backend: no updateInProgress; `up` finds the lock, whose holder (this
+    # machine, pid 999999) is gone, so it is cleared and `up` runs again.
+    assert "stack train is locked by a process that has ended (pid 999999 on " in err
+    assert "`pulumi cancel` deletes its lock" in err
     cmds = fake.commands()
     assert ["cancel", "--yes", "--stack", "train"] in cmds
     assert [c for c in cmds if c[:2] == ["stack", "init"]] == [["stack", "init", "train"]]
@@ -279,7 +283,7 @@ def test_a_standing_stack_of_that_name_is_never_taken_over(
     code, err = _run(*run_argv(proj))
     assert code == 1
     assert "Error: stack train exists and is not an ephemeral stack; `submit run` never " \
-           "takes over a standing stack: pick another --name" in err
+           "takes over a stack it did not make: pick another --name" in err
     assert not any(c[0] in ("up", "destroy") or c[:2] == ["stack", "rm"] or
                    c[:3] == ["stack", "tag", "set"] for c in fake.commands())
 

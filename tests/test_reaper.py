@@ -93,6 +93,7 @@ def test_a_live_runs_update_is_left_alone(fake: FakeAutoPulumi, proj: str) -> No
 
     tags = {**_tags("2999-01-01T00:00:00Z"),
             pl.TAG_RUN: f"x-1 u@{socket.gethostname()} pid {os.getpid()}"}
+    fake.faults(backend="service")  # the service says an update is in progress
     _stack(fake, "busy", tags)
     data = json.loads((fake.home / "stacks" / "busy.json").read_text())
     data["lock"] = {"id": "l", "user": "u", "host": "h", "pid": os.getpid(), "at": "t"}

@@ -70,14 +70,20 @@ class Command(PulumiCommand):
                               errors="replace", start_new_session=True) as proc:
             with self._lock:
                 self._live = proc
+            readers = [threading.Thread(target=pump, args=(proc.stdout, on_output, out)),
+                       threading.Thread(target=pump, args=(proc.stderr, on_error, err))]
             try:
-                readers = [threading.Thread(target=pump, args=(proc.stdout, on_output, out)),
-                           threading.Thread(target=pump, args=(proc.stderr, on_error, err))]
                 for t in readers:
                     t.start()
                 for t in readers:
                     t.join()
                 proc.wait()
+            except BaseException:
+                # A signal handler raised here (a second Ctrl-C, after it sent the CLI its
+                # second SIGINT): let the CLI end and its readers drain before Popen's exit
+                # closes the pipes, or they read a closed file.
+                _drain(proc, readers)
+                raise
             finally:
                 with self._lock:
                     self._live = None
@@ -88,21 +94,51 @@ class Command(PulumiCommand):
         return result
 
 
+def _drain(proc: subprocess.Popen[str], readers: list[threading.Thread]) -> None:
+    """Wait for ``proc`` to end (it got its second SIGINT and terminates; after a grace of
+    30 s it is killed) and for its readers to reach the end of its output."""
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    for t in readers:
+        if t.ident is not None:
+            t.join()
+
+
+def run_json(ws: Any, args: list[str]) -> Any:
+    """Run a `pulumi` command in ``ws`` (a LocalWorkspace) as the SDK runs its own (its
+    PULUMI_HOME and environment) and parse its JSON output."""
+    import json
+
+    env = {"PULUMI_HOME": ws.pulumi_home} if ws.pulumi_home else {}
+    result = ws.pulumi_command.run(args, ws.work_dir, {**env, **ws.env_vars})
+    return json.loads(result.stdout)
+
+
 class Unavailable(Exception):
     """No usable `pulumi` CLI: the message says why and what to do."""
 
 
 def command() -> Command:
-    """The CLI, checked (found on PATH, a version the SDK accepts)."""
+    """The CLI, checked (found on PATH, a version the SDK accepts and not older than
+    backend.MIN_CLI), before anything is made."""
     from pulumi.automation.errors import InvalidVersionError
 
+    from submit.ephemeral.backend import version_refusal
+
     try:
-        return Command()
+        found = Command()
     except FileNotFoundError:
         raise Unavailable("the pulumi CLI is not on PATH; install it "
                           "(https://www.pulumi.com/docs/install/)") from None
     except InvalidVersionError as e:
         raise Unavailable(f"pulumi CLI: {e}") from None
+    refusal = version_refusal(found.version)
+    if refusal is not None:
+        raise Unavailable(refusal)
+    return found
 
 
 def workspace(project_dir: str, pulumi: Command) -> Any:

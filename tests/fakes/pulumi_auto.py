@@ -44,7 +44,9 @@ class FakeAutoPulumi:
         """upFailAt=K (the K-th resource of `up`, 0 being the stack itself),
         upFailMessage, destroyFails=N (the first N destroys fail at their first resource),
         destroyFailMessage, hangAt=K (`up` waits at resource K: kill or signal it there),
-        stepSeconds, version, tagsUnsupported."""
+        stepSeconds, version, tagsUnsupported, backend ("diy", the default, or "service":
+        what `stack ls` prints and how a lock refuses), lsFails / tagLsFails / initFails
+        (the message `stack ls`, `stack tag ls` or `stack init` fails with)."""
         (self.home / "faults.json").write_text(json.dumps(faults))
 
     def standing(self, name: str, resources: list[tuple[str, str]],
