@@ -139,3 +139,27 @@ def test_ctrl_c_during_the_teardown_lets_it_finish(
     assert "SIGINT: the teardown goes on; SIGINT again stops at once" in err
     assert code == 0, err  # the work succeeded and nothing was cut short
     assert fake.cloud == [] and fake.stacks == []
+
+
+def test_ctrl_c_twice_during_the_teardown_terminates_the_cli_without_a_traceback(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
+    # The first Ctrl-C of a teardown is not passed on (the destroy goes on); on the second
+    # the CLI gets both SIGINTs it needs to terminate (pkg/backend/cancellation_scope.go:
+    # the first cancels, the second terminates), and its pipes are read to their end.
+    fake.faults(stepSeconds=3.0)
+    finish(server)
+    run = Run(run_argv(project(tmp_path)))
+    run.until(lambda: any("teardown: pulumi destroy" in ln for ln in run.err))
+    run.until(lambda: bool((fake.stack("train") or {}).get("lock")))  # destroy under way
+    run.proc.send_signal(signal.SIGINT)
+    run.until(lambda: any("the teardown goes on" in ln for ln in run.err))
+    run.proc.send_signal(signal.SIGINT)
+    code, err = run.finish()
+    assert code == 6, err
+    assert "SIGINT again: stopping now" in err
+    assert "Traceback" not in err and "ValueError" not in err, err
+    # The CLI terminated (the fake's "^C received; terminating"), not a graceful cancel
+    # that would have finished the resource in flight and released the lock.
+    data = fake.stack("train")
+    assert data is not None and data["lock"] is not None, err
+    assert fake.cloud, "the destroy was cut off"

@@ -32,13 +32,16 @@ OnOutput = Callable[[str], Any]
 class Command(PulumiCommand):
     def __init__(self) -> None:
         super().__init__()  # runs `pulumi version` and checks it, as the SDK does
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # taken by signal handlers too (main thread)
         self._live: subprocess.Popen[str] | None = None
+        self._sent = 0  # SIGINTs the running process has been sent
 
     def signal(self, signum: int = signal.SIGINT) -> bool:
         """Send the running `pulumi` process a signal; False when none runs."""
         with self._lock:
             proc = self._live
+            if proc is not None and signum == signal.SIGINT:
+                self._sent += 1
         if proc is None or proc.poll() is not None:
             return False
         try:
@@ -46,6 +49,22 @@ class Command(PulumiCommand):
         except ProcessLookupError:
             return False
         return True
+
+    def terminate(self) -> None:
+        """Make the running `pulumi` terminate: its second SIGINT does (its first only
+        cancels: cancellation_scope.go), so it gets as many as it lacks, apart enough that
+        the two are not merged into one pending signal."""
+        import time
+
+        while True:
+            with self._lock:
+                sent = self._sent if self._live is not None else 2
+            if sent >= 2:
+                return
+            if not self.signal(signal.SIGINT):
+                return
+            if sent == 0:
+                time.sleep(0.2)
 
     def run(self, args: list[str], cwd: str, additional_env: Mapping[str, str],
             on_output: Optional[OnOutput] = None,
@@ -69,7 +88,7 @@ class Command(PulumiCommand):
                               stderr=subprocess.PIPE, cwd=cwd, env=env, encoding="utf-8",
                               errors="replace", start_new_session=True) as proc:
             with self._lock:
-                self._live = proc
+                self._live, self._sent = proc, 0
             readers = [threading.Thread(target=pump, args=(proc.stdout, on_output, out)),
                        threading.Thread(target=pump, args=(proc.stderr, on_error, err))]
             try:

@@ -91,7 +91,9 @@ class Runner:
             return
         self.console.line(f"{name} again: stopping now")
         if self.command is not None:
-            self.command.signal(signal.SIGINT)  # the CLI's second: terminate
+            # The CLI's second SIGINT: it terminates. During a teardown (or a wait) it had
+            # not been sent the first, so it gets both.
+            self.command.terminate()
         raise Interrupted()
 
     @property
