@@ -75,15 +75,38 @@ def test_ctrl_c_twice_stops_now_and_prints_the_exact_clean_up_command(
     command = f"submit reap --project-dir {proj} train"
     assert f"take it down with:\n  {command}\n" in err
     assert not any(c[0] == "destroy" for c in fake.commands())
-    # Left: the stack (its tags say who made it and when it expires) and what was created.
-    assert fake.stacks == ["train"] and len(fake.cloud) == 2
+    # Left: the stack (its tags say who made it and when it expires), what was created and
+    # the cluster whose create was cut off (its request was made: it exists, pending).
+    assert fake.stacks == ["train"] and len(fake.cloud) == 3
     assert tags(fake, "train")[pl.TAG_EPHEMERAL] == "true"
-    # The printed command works, the CLI's lock of the terminated update included.
+    # The printed command: the terminated CLI's lock (this machine, its pid gone) is
+    # cleared; the pending create keeps the stack, and what to do is said (exit 6).
     monkeypatch.chdir(proj)
     result = CliRunner().invoke(main, command.split()[1:])
+    assert result.exit_code == 6, result.output
+    assert "stack train is locked by a process that has ended (pid " in result.stderr
+    _resolve_pending(fake, proj, result.stderr)
+    result = CliRunner().invoke(main, command.split()[1:])
     assert result.exit_code == 0, result.output
-    assert "train: its last update was cut off; `pulumi cancel`" in result.stderr
     assert fake.stacks == [] and fake.cloud == []
+
+
+def _resolve_pending(fake: FakeAutoPulumi, proj: Path, said: str) -> None:
+    """Do what `submit reap` said of a pending create that exists: complete it with its ID
+    (`pulumi refresh --import-pending-creates=URN --import-pending-creates=ID`)."""
+    import subprocess
+
+    urn = "urn:pulumi:train::accelstack::gcp:container/cluster:Cluster::cluster"
+    assert ("train: NOT taken down: stack train is not removed: a create was cut off (the "
+            "process running it was killed), and the resource may exist and bill:\n  "
+            f"{urn}\n") in said
+    assert ("if it exists: `pulumi refresh --yes --stack train --import-pending-creates=URN "
+            "--import-pending-creates=ID`") in said
+    assert fake.stack("train")["pending"] == [urn]  # type: ignore[index]
+    subprocess.run([str(fake.bin / "pulumi"), "refresh", "--yes", "--stack", "train",
+                    f"--import-pending-creates={urn}",
+                    "--import-pending-creates=projects/p/locations/l/clusters/train"],
+                   cwd=proj / pl.RUNS_DIR, check=True, capture_output=True)
 
 
 def test_sigterm_while_the_work_runs_tears_down(
@@ -108,7 +131,13 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
     run.until(_in_flight(fake))
     run.proc.kill()
     run.finish()
-    assert fake.stacks == ["train"] and len(fake.cloud) == 2
+    # The machine dies: the `pulumi up` it ran (a session of its own) dies with it, mid-create.
+    import os
+
+    os.kill(next(c["pid"] for c in fake.calls if "up" in c["argv"]), signal.SIGKILL)
+    # Left: the stack, what was created, and the cluster whose create was cut off (its
+    # request was made: it exists, and the state holds it as a pending create).
+    assert fake.stacks == ["train"] and len(fake.cloud) == 3
     monkeypatch.chdir(proj)
     listed = CliRunner().invoke(main, ["reap", "--dry-run"])
     assert listed.exit_code == 0
@@ -123,6 +152,12 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
     assert "made by: submit run v5e-spot" in listed.stdout
     assert listed.stderr == "1 to take down (--dry-run: nothing done)\n"
     assert fake.stacks == ["train"]
+    # The dead CLI's lock is cleared (this machine, its pid gone); the pending create keeps
+    # the stack and is reported (exit 6), and once resolved, the reaper finishes.
+    reaped = CliRunner().invoke(main, ["reap"])
+    assert reaped.exit_code == 6, reaped.output
+    assert "stack train is locked by a process that has ended (pid " in reaped.stderr
+    _resolve_pending(fake, proj, reaped.stderr)
     reaped = CliRunner().invoke(main, ["reap"])
     assert reaped.exit_code == 0, reaped.output
     assert fake.stacks == [] and fake.cloud == []
