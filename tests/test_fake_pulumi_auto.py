@@ -163,8 +163,8 @@ def test_stack_rm_refuses_a_stack_with_resources(fake: FakeAutoPulumi, project: 
     st.up()
     with pytest.raises(errors.CommandError) as err:
         st.workspace.remove_stack("eph")
-    assert "'eph' still has resources; removal rejected; pass --force to override" in str(
-        err.value)
+    assert ("'eph' still has resources; removal rejected. Possible actions:\n- Make sure "
+            "that 'eph' is the stack that you want to destroy") in str(err.value)
     assert fake.stacks == ["eph"]
 
 

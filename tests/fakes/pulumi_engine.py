@@ -15,14 +15,15 @@ test). State lives under the fake's home (the parent of ``bin/``):
     calls.jsonl    every call: argv, cwd and the environment variables the SDK sets
 
 What it mimics, and where each behaviour is written down (tests/test_fake_pulumi_auto.py
-checks the argv the SDK sends against these):
+checks the argv the SDK sends against these; tests/fakes/pulumi_behaviours.py is the table
+of behaviours with their sources, and tests/test_fake_pulumi_table.py plays each row):
 - argv and output formats: pulumi/automation/_local_workspace.py, _stack.py, _cmd.py (the SDK
   installed here, 3.272); `stack ls --json` fields and the "%Y-%m-%dT%H:%M:%S.%fZ" time format
   it parses; `stack output --json` masks secrets as "[secret]" without --show-secrets.
 - error texts the SDK classifies (pulumi/automation/errors.py): "no stack named 'N' found",
   "stack 'N' already exists", the DIY lock "the stack is currently locked by 1 lock(s). ..."
-  (pkg/backend/diy/lock.go), "'N' still has resources; removal rejected; pass --force to
-  override" (pkg/cmd/pulumi/stack_rm.go), tag rules (40-char names ^[a-zA-Z0-9-_.:]+$, values
+  (pkg/backend/diy/lock.go), "'N' still has resources; removal rejected. Possible actions:
+  ..." (pkg/cmd/pulumi/stack/stack_remove.go), tag rules (40-char names ^[a-zA-Z0-9-_.:]+$, values
   up to 256 characters; ValidateStackTags).
 - engine events: one JSON object per line (sdk/go/common/apitype/events.go), a cancelEvent
   last; to a file, or over gRPC when --event-log is tcp://HOST:PORT (pulumirpc.Events/
@@ -383,8 +384,10 @@ def stack_cmd(args: list[str], name: str | None) -> None:
         target_name = target[0] if target else name
         stack = _load(target_name)
         if stack["resources"] and "--force" not in rest:
-            _fail(f"error: '{target_name}' still has resources; removal rejected; pass --force "
-                  "to override")
+            _fail(f"error: '{target_name}' still has resources; removal rejected. Possible "
+                  f"actions:\n- Make sure that '{target_name}' is the stack that you want to "
+                  "destroy\n- Run `pulumi destroy` to delete the resources, then run `pulumi "
+                  "stack rm`\n- Run `pulumi stack rm --force` to override this error")
         _stack_path(target_name or "").unlink()
         if "--preserve-config" not in rest:
             _config_file(target_name or "").unlink(missing_ok=True)
