@@ -258,9 +258,9 @@ def _step_seconds(index: int) -> float:
 
 def up(name: str, args: list[str]) -> None:
     stack = _load(name)
+    _lock(name, stack)  # refused before the engine (and its event log) starts
     events = Events(_flag(args, "--event-log"))
     signals = Signals(events)
-    _lock(name, stack)
     started = time.time()
     program = _read(HOME / "program.json", {"resources": [], "outputs": {}})
     project = _project()
@@ -316,9 +316,9 @@ def up(name: str, args: list[str]) -> None:
 
 def destroy(name: str, args: list[str]) -> None:
     stack = _load(name)
+    _lock(name, stack)  # refused before the engine (and its event log) starts
     events = Events(_flag(args, "--event-log"))
     signals = Signals(events)
-    _lock(name, stack)
     started = time.time()
     events.emit(preludeEvent={"config": {}})
     _warn_pending(stack, events)
