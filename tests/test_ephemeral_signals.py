@@ -163,12 +163,20 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
     assert fake.stacks == [] and fake.cloud == []
 
 
-def test_ctrl_c_during_the_teardown_lets_it_finish(
-        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
-    fake.faults(stepSeconds=1.0)
+def _in_teardown(fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer,
+                 step: float) -> Run:
+    """A run whose work succeeded, once its teardown has started (each resource's delete
+    taking ``step`` seconds)."""
+    fake.faults(stepSeconds=step)
     finish(server)
     run = Run(run_argv(project(tmp_path)))
     run.until(lambda: any("teardown: pulumi destroy" in ln for ln in run.err))
+    return run
+
+
+def test_ctrl_c_during_the_teardown_lets_it_finish(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
+    run = _in_teardown(fake, tmp_path, server, 1.0)
     run.proc.send_signal(signal.SIGINT)
     code, err = run.finish()
     assert "SIGINT: the teardown goes on; SIGINT again stops at once" in err
@@ -181,10 +189,7 @@ def test_ctrl_c_twice_during_the_teardown_terminates_the_cli_without_a_traceback
     # The first Ctrl-C of a teardown is not passed on (the destroy goes on); on the second
     # the CLI gets both SIGINTs it needs to terminate (pkg/backend/cancellation_scope.go:
     # the first cancels, the second terminates), and its pipes are read to their end.
-    fake.faults(stepSeconds=3.0)
-    finish(server)
-    run = Run(run_argv(project(tmp_path)))
-    run.until(lambda: any("teardown: pulumi destroy" in ln for ln in run.err))
+    run = _in_teardown(fake, tmp_path, server, 3.0)
     run.until(lambda: any(" deleted" in ln for ln in run.err))  # the destroy is under way
     run.proc.send_signal(signal.SIGINT)
     run.until(lambda: any("the teardown goes on" in ln for ln in run.err))

@@ -57,6 +57,17 @@ def _lock(cli: Cli, host: str = "h1", pid: int = 4242) -> None:
                     "at": "2026-01-01T00:00:00Z"})
 
 
+def _up_held(cli: Cli, ready: Callable[[dict[str, Any]], bool]) -> subprocess.Popen[bytes]:
+    """`pulumi up` held at the node pool's create (fault hangAt), once ``ready(state)``."""
+    cli.fake.faults(hangAt=2, hangSeconds=60)
+    proc = subprocess.Popen([str(cli.fake.bin / "pulumi"), "up", "--yes", "--stack", "eph"],
+                            cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not ready(cli.stack()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return proc
+
+
 def lock_diy(cli: Cli) -> None:
     _lock(cli)
     err = cli("destroy", "--yes", "--stack", "eph", ok=False).stderr
@@ -68,12 +79,7 @@ def lock_diy(cli: Cli) -> None:
 
 
 def lock_holder(cli: Cli) -> None:
-    cli.fake.faults(hangAt=1, hangSeconds=60)
-    proc = subprocess.Popen([str(cli.fake.bin / "pulumi"), "up", "--yes", "--stack", "eph"],
-                            cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while not cli.stack()["lock"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc = _up_held(cli, lambda state: bool(state["lock"]))
     lock = cli.stack()["lock"]
     assert (lock["pid"], lock["host"]) == (proc.pid, socket.gethostname())
     proc.kill()
@@ -131,12 +137,7 @@ def tags_diy_old(cli: Cli) -> None:
 
 
 def _killed_mid_create(cli: Cli) -> None:
-    cli.fake.faults(hangAt=2, hangSeconds=60)
-    proc = subprocess.Popen([str(cli.fake.bin / "pulumi"), "up", "--yes", "--stack", "eph"],
-                            cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while URN not in cli.stack()["pending"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc = _up_held(cli, lambda state: URN in state["pending"])
     proc.kill()
     proc.wait()
     cli.fake.faults()
@@ -197,12 +198,7 @@ def refresh_pending(cli: Cli) -> None:
 
 
 def signals(cli: Cli) -> None:
-    cli.fake.faults(hangAt=2, hangSeconds=60)
-    proc = subprocess.Popen([str(cli.fake.bin / "pulumi"), "up", "--yes", "--stack", "eph"],
-                            cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while URN not in cli.stack()["pending"] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc = _up_held(cli, lambda state: URN in state["pending"])
     proc.send_signal(signal.SIGINT)
     time.sleep(0.3)
     assert proc.poll() is None  # the first only cancels
