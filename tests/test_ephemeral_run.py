@@ -385,3 +385,24 @@ def test_a_stack_this_run_made_is_removed_when_preparing_fails(
     assert code == 1, err
     assert ("(the stack this run had just made is removed again)") in err
     assert fake.stacks == [] and fake.cloud == []
+
+
+def test_a_stack_with_a_pending_create_is_not_resumed(
+        fake: FakeAutoPulumi, proj: Path) -> None:
+    # A killed run's create, pending: `up` would only warn and create it again, and the
+    # teardown could not remove the stack (docs/ephemeral.md, "Pending creates").
+    import socket
+
+    urn = "urn:pulumi:train::accelstack::gcp:container/cluster:Cluster::cluster"
+    _someone_elses(fake, {pl.TAG_EPHEMERAL: "true",
+                          pl.TAG_RUN: f"train-old u@{socket.gethostname()} pid 999999"},
+                   resources=False)
+    data = fake.stack("train")
+    assert data is not None
+    data["pending"] = [urn]
+    (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
+    code, err = _run(*run_argv(proj))
+    assert code == 1, err
+    assert ("prepare: stack train is not resumed: a create was cut off (the process running "
+            f"it was killed), and the resource may exist and bill:\n  {urn}\n") in err
+    assert _touched(fake) == []
