@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -37,10 +38,12 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 def _in_flight(fake: FakeAutoPulumi) -> Callable[[], bool]:
     """True while `up` is creating the cluster, where the fault ``hangAt=2`` holds it (the
-    fake records a resource in flight as pending; the two before it are done)."""
+    fake records a resource in flight as pending, then makes its create request; the two
+    before it are done)."""
     def check() -> bool:
         data = fake.stack("train")
-        return bool(data and any(u.endswith("Cluster::cluster") for u in data["pending"]))
+        return bool(data and any(u.endswith("Cluster::cluster") for u in data["pending"])
+                    and any(u.endswith("Cluster::cluster") for u in fake.cloud))
     return check
 
 
@@ -134,7 +137,13 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
     # The machine dies: the `pulumi up` it ran (a session of its own) dies with it, mid-create.
     import os
 
-    os.kill(next(c["pid"] for c in fake.calls if "up" in c["argv"]), signal.SIGKILL)
+    from submit.cli.run import _alive
+
+    cli = next(c["pid"] for c in fake.calls if "up" in c["argv"])
+    os.kill(cli, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _alive(cli) and time.monotonic() < deadline:  # ended (a zombie counts as ended)
+        time.sleep(0.05)
     # Left: the stack, what was created, and the cluster whose create was cut off (its
     # request was made: it exists, and the state holds it as a pending create).
     assert fake.stacks == ["train"] and len(fake.cloud) == 3

@@ -137,7 +137,8 @@ def tags_diy_old(cli: Cli) -> None:
 
 
 def _killed_mid_create(cli: Cli) -> None:
-    proc = _up_held(cli, lambda state: URN in state["pending"])
+    # Killed once the create is pending and its request made (the resource exists).
+    proc = _up_held(cli, lambda state: URN in state["pending"] and URN in cli.fake.cloud)
     proc.kill()
     proc.wait()
     cli.fake.faults()
