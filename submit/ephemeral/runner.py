@@ -1,7 +1,8 @@
 """Carry out a RunPlan: stack up, work submitted and waited for, stack down, whatever happens.
 
 Through pulumi.automation on this project's own program (a LocalWorkspace whose Pulumi.yaml
-is the project's, written in plan.RUNS_DIR so run configs stay out of stacks/): ``create_or_select`` the run's stack, stamp its
+is the project's, written in plan.RUNS_DIR so run configs stay out of stacks/): select the
+run's stack or make it (a stack it did not make is never taken: _prepare), stamp its
 tags (expiry first: a killed run is found by the reaper), set its config, ``up``, read the
 fresh outputs, submit and wait through submit.api, then ``destroy`` (retrying what the cloud
 refuses for a passing reason) and ``remove_stack`` (without --force: Pulumi refuses to drop

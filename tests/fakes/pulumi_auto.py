@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pytest
 
@@ -31,7 +31,7 @@ class FakeAutoPulumi:
         exe.chmod(0o755)
         self.program([], {})
 
-    def program(self, resources: list[tuple[str, ...]], outputs: dict[str, Any],
+    def program(self, resources: Sequence[tuple[str, ...]], outputs: dict[str, Any],
                 secret: tuple[str, ...] = ("accelstack",)) -> None:
         """What `up` creates (type, name), in order, and the outputs it leaves; a
         (type, name, STACK) entry is a StackReference that reads STACK."""
