@@ -211,14 +211,18 @@ def test_a_rerun_after_a_crash_resumes_the_same_stack(
     assert data is not None
     # The holder died mid-up: its pid is gone and its DIY lock is left behind.
     data["tags"][pl.TAG_RUN] = "train-old u@" + __import__("socket").gethostname() + " pid 999999"
-    data["lock"] = {"id": "old", "user": "u", "host": "h", "pid": 999999, "at": "t"}
+    data["lock"] = {"id": "old", "user": "u", "host": __import__("socket").gethostname(),
+                    "pid": 999999, "at": "2026-01-01T00:00:00Z"}
     (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
     server.state.jobsets.clear()
     finish(server)
     code, err = _run(*run_argv(proj))
     assert code == 0, err
     assert "resuming stack train, left by run train-old" in err
-    assert "`pulumi cancel`" in err
+    # A self-managed backend: no updateInProgress; `up` finds the lock, whose holder (this
+    # machine, pid 999999) is gone, so it is cleared and `up` runs again.
+    assert "stack train is locked by a process that has ended (pid 999999 on " in err
+    assert "`pulumi cancel` deletes its lock" in err
     cmds = fake.commands()
     assert ["cancel", "--yes", "--stack", "train"] in cmds
     assert [c for c in cmds if c[:2] == ["stack", "init"]] == [["stack", "init", "train"]]
@@ -279,7 +283,7 @@ def test_a_standing_stack_of_that_name_is_never_taken_over(
     code, err = _run(*run_argv(proj))
     assert code == 1
     assert "Error: stack train exists and is not an ephemeral stack; `submit run` never " \
-           "takes over a standing stack: pick another --name" in err
+           "takes over a stack it did not make: pick another --name" in err
     assert not any(c[0] in ("up", "destroy") or c[:2] == ["stack", "rm"] or
                    c[:3] == ["stack", "tag", "set"] for c in fake.commands())
 
@@ -325,3 +329,80 @@ def test_an_image_tag_is_resolved_before_anything_is_made(fake: FakeAutoPulumi,
     assert code == 1, err
     assert "cannot resolve --image 127.0.0.1:1/trainer:v1 to a digest" in err, err
     assert fake.calls == []
+
+
+def _someone_elses(fake: FakeAutoPulumi, tags: dict[str, str], resources: bool) -> list[str]:
+    urns = fake.standing("train", [("gcp:container/cluster:Cluster", "cluster")] if resources
+                         else [], {})
+    data = fake.stack("train")
+    assert data is not None
+    data["tags"] = tags
+    (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
+    return urns
+
+
+def _touched(fake: FakeAutoPulumi) -> list[list[str]]:
+    return [c for c in fake.commands() if c[0] in ("up", "destroy", "cancel", "refresh")
+            or c[:2] == ["stack", "rm"] or c[:3] == ["stack", "tag", "set"]
+            or c[:2] == ["config", "set-all"]]
+
+
+@pytest.mark.parametrize("fault", ["tagLsFails", "lsFails"])
+def test_a_backend_read_error_never_tears_down_a_stack_this_run_did_not_stamp(
+        fake: FakeAutoPulumi, proj: Path, fault: str) -> None:
+    # A stack of that name exists; reading its tags (or the stack list) fails. The run
+    # refuses and touches nothing: teardown only ever takes a stack this run stamped.
+    import socket
+
+    tags = {} if fault == "tagLsFails" else {
+        pl.TAG_EPHEMERAL: "true", pl.TAG_RUN: f"train-old u@{socket.gethostname()} pid 999999"}
+    urns = _someone_elses(fake, tags, resources=True)
+    message = "error: could not read the backend: connection reset by peer"
+    fake.faults(**{fault: message})
+    code, err = _run(*run_argv(proj))
+    assert code == 1, err
+    assert (f"prepare: preparing stack train: {message} (the stack is not this run's: it is "
+            "left as it is, not taken down)") in err
+    assert _touched(fake) == []
+    assert fake.stacks == ["train"] and set(urns) <= set(fake.cloud)
+
+
+def test_an_empty_stack_someone_else_made_is_never_taken_over(
+        fake: FakeAutoPulumi, proj: Path) -> None:
+    _someone_elses(fake, {}, resources=False)
+    code, err = _run(*run_argv(proj))
+    assert code == 1, err
+    assert "Error: stack train exists and is not an ephemeral stack; `submit run` never " \
+           "takes over a stack it did not make: pick another --name" in err
+    assert _touched(fake) == []
+    assert fake.stacks == ["train"]
+
+
+def test_a_stack_this_run_made_is_removed_when_preparing_fails(
+        fake: FakeAutoPulumi, proj: Path) -> None:
+    fake.faults(tagsUnsupported=True)
+    code, err = _run(*run_argv(proj))
+    assert code == 1, err
+    assert ("(the stack this run had just made is removed again)") in err
+    assert fake.stacks == [] and fake.cloud == []
+
+
+def test_a_stack_with_a_pending_create_is_not_resumed(
+        fake: FakeAutoPulumi, proj: Path) -> None:
+    # A killed run's create, pending: `up` would only warn and create it again, and the
+    # teardown could not remove the stack (docs/ephemeral.md, "Pending creates").
+    import socket
+
+    urn = "urn:pulumi:train::accelstack::gcp:container/cluster:Cluster::cluster"
+    _someone_elses(fake, {pl.TAG_EPHEMERAL: "true",
+                          pl.TAG_RUN: f"train-old u@{socket.gethostname()} pid 999999"},
+                   resources=False)
+    data = fake.stack("train")
+    assert data is not None
+    data["pending"] = [urn]
+    (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
+    code, err = _run(*run_argv(proj))
+    assert code == 1, err
+    assert ("prepare: stack train is not resumed: a create was cut off (the process running "
+            f"it was killed), and the resource may exist and bill:\n  {urn}\n") in err
+    assert _touched(fake) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -37,10 +38,12 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 def _in_flight(fake: FakeAutoPulumi) -> Callable[[], bool]:
     """True while `up` is creating the cluster, where the fault ``hangAt=2`` holds it (the
-    fake records a resource in flight as pending; the two before it are done)."""
+    fake records a resource in flight as pending, then makes its create request; the two
+    before it are done)."""
     def check() -> bool:
         data = fake.stack("train")
-        return bool(data and any(u.endswith("Cluster::cluster") for u in data["pending"]))
+        return bool(data and any(u.endswith("Cluster::cluster") for u in data["pending"])
+                    and any(u.endswith("Cluster::cluster") for u in fake.cloud))
     return check
 
 
@@ -75,15 +78,38 @@ def test_ctrl_c_twice_stops_now_and_prints_the_exact_clean_up_command(
     command = f"submit reap --project-dir {proj} train"
     assert f"take it down with:\n  {command}\n" in err
     assert not any(c[0] == "destroy" for c in fake.commands())
-    # Left: the stack (its tags say who made it and when it expires) and what was created.
-    assert fake.stacks == ["train"] and len(fake.cloud) == 2
+    # Left: the stack (its tags say who made it and when it expires), what was created and
+    # the cluster whose create was cut off (its request was made: it exists, pending).
+    assert fake.stacks == ["train"] and len(fake.cloud) == 3
     assert tags(fake, "train")[pl.TAG_EPHEMERAL] == "true"
-    # The printed command works, the CLI's lock of the terminated update included.
+    # The printed command: the terminated CLI's lock (this machine, its pid gone) is
+    # cleared; the pending create keeps the stack, and what to do is said (exit 6).
     monkeypatch.chdir(proj)
     result = CliRunner().invoke(main, command.split()[1:])
+    assert result.exit_code == 6, result.output
+    assert "stack train is locked by a process that has ended (pid " in result.stderr
+    _resolve_pending(fake, proj, result.stderr)
+    result = CliRunner().invoke(main, command.split()[1:])
     assert result.exit_code == 0, result.output
-    assert "train: its last update was cut off; `pulumi cancel`" in result.stderr
     assert fake.stacks == [] and fake.cloud == []
+
+
+def _resolve_pending(fake: FakeAutoPulumi, proj: Path, said: str) -> None:
+    """Do what `submit reap` said of a pending create that exists: complete it with its ID
+    (`pulumi refresh --import-pending-creates=URN --import-pending-creates=ID`)."""
+    import subprocess
+
+    urn = "urn:pulumi:train::accelstack::gcp:container/cluster:Cluster::cluster"
+    assert ("train: NOT taken down: stack train is not removed: a create was cut off (the "
+            "process running it was killed), and the resource may exist and bill:\n  "
+            f"{urn}\n") in said
+    assert ("if it exists: `pulumi refresh --yes --stack train --import-pending-creates=URN "
+            "--import-pending-creates=ID`") in said
+    assert fake.stack("train")["pending"] == [urn]  # type: ignore[index]
+    subprocess.run([str(fake.bin / "pulumi"), "refresh", "--yes", "--stack", "train",
+                    f"--import-pending-creates={urn}",
+                    "--import-pending-creates=projects/p/locations/l/clusters/train"],
+                   cwd=proj / pl.RUNS_DIR, check=True, capture_output=True)
 
 
 def test_sigterm_while_the_work_runs_tears_down(
@@ -108,7 +134,19 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
     run.until(_in_flight(fake))
     run.proc.kill()
     run.finish()
-    assert fake.stacks == ["train"] and len(fake.cloud) == 2
+    # The machine dies: the `pulumi up` it ran (a session of its own) dies with it, mid-create.
+    import os
+
+    from submit.cli.run import _alive
+
+    cli = next(c["pid"] for c in fake.calls if "up" in c["argv"])
+    os.kill(cli, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _alive(cli) and time.monotonic() < deadline:  # ended (a zombie counts as ended)
+        time.sleep(0.05)
+    # Left: the stack, what was created, and the cluster whose create was cut off (its
+    # request was made: it exists, and the state holds it as a pending create).
+    assert fake.stacks == ["train"] and len(fake.cloud) == 3
     monkeypatch.chdir(proj)
     listed = CliRunner().invoke(main, ["reap", "--dry-run"])
     assert listed.exit_code == 0
@@ -123,19 +161,54 @@ def test_a_killed_run_is_found_by_its_tags_and_reaped_after_its_expiry(
     assert "made by: submit run v5e-spot" in listed.stdout
     assert listed.stderr == "1 to take down (--dry-run: nothing done)\n"
     assert fake.stacks == ["train"]
+    # The dead CLI's lock is cleared (this machine, its pid gone); the pending create keeps
+    # the stack and is reported (exit 6), and once resolved, the reaper finishes.
+    reaped = CliRunner().invoke(main, ["reap"])
+    assert reaped.exit_code == 6, reaped.output
+    assert "stack train is locked by a process that has ended (pid " in reaped.stderr
+    _resolve_pending(fake, proj, reaped.stderr)
     reaped = CliRunner().invoke(main, ["reap"])
     assert reaped.exit_code == 0, reaped.output
     assert fake.stacks == [] and fake.cloud == []
 
 
-def test_ctrl_c_during_the_teardown_lets_it_finish(
-        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
-    fake.faults(stepSeconds=1.0)
+def _in_teardown(fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer,
+                 step: float) -> Run:
+    """A run whose work succeeded, once its teardown has started (each resource's delete
+    taking ``step`` seconds)."""
+    fake.faults(stepSeconds=step)
     finish(server)
     run = Run(run_argv(project(tmp_path)))
     run.until(lambda: any("teardown: pulumi destroy" in ln for ln in run.err))
+    return run
+
+
+def test_ctrl_c_during_the_teardown_lets_it_finish(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
+    run = _in_teardown(fake, tmp_path, server, 1.0)
     run.proc.send_signal(signal.SIGINT)
     code, err = run.finish()
     assert "SIGINT: the teardown goes on; SIGINT again stops at once" in err
     assert code == 0, err  # the work succeeded and nothing was cut short
     assert fake.cloud == [] and fake.stacks == []
+
+
+def test_ctrl_c_twice_during_the_teardown_terminates_the_cli_without_a_traceback(
+        fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer) -> None:
+    # The first Ctrl-C of a teardown is not passed on (the destroy goes on); on the second
+    # the CLI gets both SIGINTs it needs to terminate (pkg/backend/cancellation_scope.go:
+    # the first cancels, the second terminates), and its pipes are read to their end.
+    run = _in_teardown(fake, tmp_path, server, 3.0)
+    run.until(lambda: any(" deleted" in ln for ln in run.err))  # the destroy is under way
+    run.proc.send_signal(signal.SIGINT)
+    run.until(lambda: any("the teardown goes on" in ln for ln in run.err))
+    run.proc.send_signal(signal.SIGINT)
+    code, err = run.finish()
+    assert code == 6, err
+    assert "SIGINT again: stopping now" in err
+    assert "Traceback" not in err and "ValueError" not in err, err
+    # The CLI terminated (the fake's "^C received; terminating"), not a graceful cancel
+    # that would have finished the resource in flight and released the lock.
+    data = fake.stack("train")
+    assert data is not None and data["lock"] is not None, err
+    assert fake.cloud, "the destroy was cut off"

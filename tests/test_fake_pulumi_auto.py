@@ -163,8 +163,8 @@ def test_stack_rm_refuses_a_stack_with_resources(fake: FakeAutoPulumi, project: 
     st.up()
     with pytest.raises(errors.CommandError) as err:
         st.workspace.remove_stack("eph")
-    assert "'eph' still has resources; removal rejected; pass --force to override" in str(
-        err.value)
+    assert ("'eph' still has resources; removal rejected. Possible actions:\n- Make sure "
+            "that 'eph' is the stack that you want to destroy") in str(err.value)
     assert fake.stacks == ["eph"]
 
 
@@ -177,10 +177,14 @@ def test_tag_rules(fake: FakeAutoPulumi, project: str) -> None:
     st.set_tag("a" * 40, "x" * 256)
 
 
-def test_stack_ls_json_is_what_the_sdk_parses(fake: FakeAutoPulumi, project: str) -> None:
+@pytest.mark.parametrize("backend", ["diy", "service"])
+def test_stack_ls_json_is_what_the_sdk_parses(fake: FakeAutoPulumi, project: str,
+                                              backend: str) -> None:
+    # updateInProgress only where the backend SupportsProgress (stack_list.go).
+    fake.faults(backend=backend)
     st = _stack(project)
     st.up()
     [summary] = auto.LocalWorkspace(work_dir=project).list_stacks()
     assert (summary.name, summary.current, summary.update_in_progress,
-            summary.resource_count) == ("eph", True, False, 3)
+            summary.resource_count) == ("eph", True, None if backend == "diy" else False, 3)
     assert summary.last_update is not None  # parsed with "%Y-%m-%dT%H:%M:%S.%fZ"

@@ -93,6 +93,7 @@ def test_a_live_runs_update_is_left_alone(fake: FakeAutoPulumi, proj: str) -> No
 
     tags = {**_tags("2999-01-01T00:00:00Z"),
             pl.TAG_RUN: f"x-1 u@{socket.gethostname()} pid {os.getpid()}"}
+    fake.faults(backend="service")  # the service says an update is in progress
     _stack(fake, "busy", tags)
     data = json.loads((fake.home / "stacks" / "busy.json").read_text())
     data["lock"] = {"id": "l", "user": "u", "host": "h", "pid": os.getpid(), "at": "t"}
@@ -110,3 +111,78 @@ def test_without_pulumi_it_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert result.exit_code == 1
     assert result.stderr == ("Error: the pulumi CLI is not on PATH; install it "
                              "(https://www.pulumi.com/docs/install/)\n")
+
+
+def _lock(fake: FakeAutoPulumi, name: str, host: str, pid: int) -> None:
+    data = json.loads((fake.home / "stacks" / f"{name}.json").read_text())
+    data["lock"] = {"id": "l1", "user": "ada", "host": host, "pid": pid,
+                    "at": "2026-01-01T00:00:00Z"}
+    (fake.home / "stacks" / f"{name}.json").write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("holder", ["alive here", "on another machine"])
+def test_a_diy_lock_is_cleared_only_when_its_holder_provably_ended(
+        fake: FakeAutoPulumi, proj: str, holder: str) -> None:
+    import os
+    import socket
+
+    # A self-managed backend prints no updateInProgress (stack_list.go); its lock is found
+    # when the destroy refuses (diy/lock.go), and named with the CLI's whole message.
+    _stack(fake, "old", _tags("2020-01-01T00:00:00Z"))
+    here = socket.gethostname()
+    _lock(fake, "old", here if holder == "alive here" else "elsewhere",
+          os.getpid() if holder == "alive here" else 999999)
+    result = CliRunner().invoke(main, ["reap", "--project-dir", proj])
+    assert result.exit_code == 6, result.output
+    assert not any(c[0] == "cancel" for c in fake.commands())
+    assert ("old: NOT taken down: stack old is locked, by an update that may still run:\n"
+            "error: the stack is currently locked by 1 lock(s). Either wait for the other "
+            "process(es) to end or delete the lock file with `pulumi cancel`.\n"
+            f"  file://{fake.home}/.pulumi/locks/organization/accelstack/old/l1.json: created "
+            f"by ada@{here if holder == 'alive here' else 'elsewhere'} (pid "
+            f"{os.getpid() if holder == 'alive here' else 999999}) at 2026-01-01T00:00:00Z\n"
+            "If that process has ended, clear the lock with `pulumi cancel --yes --stack old` "
+            "(run in the project's .accelstack/runs), then run this again\n") in result.stderr
+    assert fake.stacks == ["old"]
+
+
+def test_a_dead_holders_diy_lock_is_cleared_and_the_stack_taken_down(
+        fake: FakeAutoPulumi, proj: str) -> None:
+    import socket
+
+    _stack(fake, "old", _tags("2020-01-01T00:00:00Z"))
+    _lock(fake, "old", socket.gethostname(), 999999)
+    result = CliRunner().invoke(main, ["reap", "--project-dir", proj])
+    assert result.exit_code == 0, result.output
+    assert (f"stack old is locked by a process that has ended (pid 999999 on "
+            f"{socket.gethostname()}): `pulumi cancel` deletes its lock") in result.stderr
+    assert ["cancel", "--yes", "--stack", "old"] in fake.commands()
+    assert fake.stacks == [] and fake.cloud == []
+
+
+def test_the_backend_filters_by_tag_and_no_other_stack_is_read(
+        fake: FakeAutoPulumi, proj: str) -> None:
+    for i in range(3):
+        _stack(fake, f"prod-{i}", {"team": "infra"})
+    _stack(fake, "old", _tags("2020-01-01T00:00:00Z"))
+    result = CliRunner().invoke(main, ["reap", "--dry-run", "--project-dir", proj])
+    assert result.exit_code == 0, result.output
+    cmds = fake.commands()
+    assert ["stack", "ls", "--json", "--tag", "accelstack:ephemeral=true"] in cmds
+    assert [c for c in cmds if c[:3] == ["stack", "tag", "ls"]] == [
+        ["stack", "tag", "ls", "--json", "--stack", "old"]]
+
+
+@pytest.mark.parametrize("command", [["reap"], ["run", "v5e-spot", "--name", "x",
+                                                "--workload", "x", "--accelerator", "v5e-16",
+                                                "--image", "python:3.12"]])
+def test_a_cli_older_than_the_floor_is_refused_before_anything(
+        fake: FakeAutoPulumi, proj: str, command: list[str]) -> None:
+    fake.faults(version="3.210.0")
+    result = CliRunner().invoke(main, [*command, "--project-dir", proj])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.endswith(
+        "Error: pulumi CLI 3.210.0 is older than 3.211.0, the oldest `submit run` and `submit "
+        "reap` work with (stack tags and `stack ls --tag` on every backend); upgrade it "
+        "(https://www.pulumi.com/docs/install/)\n")
+    assert fake.commands() == []

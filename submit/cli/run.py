@@ -203,7 +203,17 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # someone else's process: it exists
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """An ended process not yet reaped by its parent (state Z in /proc/PID/stat, proc(5));
+    False where /proc cannot tell."""
+    try:
+        stat = open(f"/proc/{pid}/stat", encoding="ascii", errors="replace").read()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _pulumi() -> Any:

@@ -85,13 +85,13 @@ def clear(stack: Any, name: str, say: Callable[[str], None]) -> bool:
     from submit import api
     from submit.cluster.kube import KubeError
     from submit.cluster.stack_outputs import OutputsError, from_mapping
-    from submit.ephemeral.teardown import last_line
+    from submit.ephemeral.backend import cli_message
 
     try:
         values = {k: v.value for k, v in stack.outputs().items()}
     except CommandError as e:
         say(f"could not read the outputs of stack {name} (to delete the work queued to it): "
-            f"{last_line(e)}")
+            f"{cli_message(e)}")
         return False
     raw = values.get(OUTPUT_NAME)
     if not isinstance(raw, Mapping) or not raw.get("onCluster"):

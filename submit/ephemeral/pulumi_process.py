@@ -32,13 +32,16 @@ OnOutput = Callable[[str], Any]
 class Command(PulumiCommand):
     def __init__(self) -> None:
         super().__init__()  # runs `pulumi version` and checks it, as the SDK does
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # taken by signal handlers too (main thread)
         self._live: subprocess.Popen[str] | None = None
+        self._sent = 0  # SIGINTs the running process has been sent
 
     def signal(self, signum: int = signal.SIGINT) -> bool:
         """Send the running `pulumi` process a signal; False when none runs."""
         with self._lock:
             proc = self._live
+            if proc is not None and signum == signal.SIGINT:
+                self._sent += 1
         if proc is None or proc.poll() is not None:
             return False
         try:
@@ -46,6 +49,22 @@ class Command(PulumiCommand):
         except ProcessLookupError:
             return False
         return True
+
+    def terminate(self) -> None:
+        """Make the running `pulumi` terminate: its second SIGINT does (its first only
+        cancels: cancellation_scope.go), so it gets as many as it lacks, apart enough that
+        the two are not merged into one pending signal."""
+        import time
+
+        while True:
+            with self._lock:
+                sent = self._sent if self._live is not None else 2
+            if sent >= 2:
+                return
+            if not self.signal(signal.SIGINT):
+                return
+            if sent == 0:
+                time.sleep(0.2)
 
     def run(self, args: list[str], cwd: str, additional_env: Mapping[str, str],
             on_output: Optional[OnOutput] = None,
@@ -69,15 +88,21 @@ class Command(PulumiCommand):
                               stderr=subprocess.PIPE, cwd=cwd, env=env, encoding="utf-8",
                               errors="replace", start_new_session=True) as proc:
             with self._lock:
-                self._live = proc
+                self._live, self._sent = proc, 0
+            readers = [threading.Thread(target=pump, args=(proc.stdout, on_output, out)),
+                       threading.Thread(target=pump, args=(proc.stderr, on_error, err))]
             try:
-                readers = [threading.Thread(target=pump, args=(proc.stdout, on_output, out)),
-                           threading.Thread(target=pump, args=(proc.stderr, on_error, err))]
                 for t in readers:
                     t.start()
                 for t in readers:
                     t.join()
                 proc.wait()
+            except BaseException:
+                # A signal handler raised here (a second Ctrl-C, after it sent the CLI its
+                # second SIGINT): let the CLI end and its readers drain before Popen's exit
+                # closes the pipes, or they read a closed file.
+                _drain(proc, readers)
+                raise
             finally:
                 with self._lock:
                     self._live = None
@@ -88,21 +113,51 @@ class Command(PulumiCommand):
         return result
 
 
+def _drain(proc: subprocess.Popen[str], readers: list[threading.Thread]) -> None:
+    """Wait for ``proc`` to end (it got its second SIGINT and terminates; after a grace of
+    30 s it is killed) and for its readers to reach the end of its output."""
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    for t in readers:
+        if t.ident is not None:
+            t.join()
+
+
+def run_json(ws: Any, args: list[str]) -> Any:
+    """Run a `pulumi` command in ``ws`` (a LocalWorkspace) as the SDK runs its own (its
+    PULUMI_HOME and environment) and parse its JSON output."""
+    import json
+
+    env = {"PULUMI_HOME": ws.pulumi_home} if ws.pulumi_home else {}
+    result = ws.pulumi_command.run(args, ws.work_dir, {**env, **ws.env_vars})
+    return json.loads(result.stdout)
+
+
 class Unavailable(Exception):
     """No usable `pulumi` CLI: the message says why and what to do."""
 
 
 def command() -> Command:
-    """The CLI, checked (found on PATH, a version the SDK accepts)."""
+    """The CLI, checked (found on PATH, a version the SDK accepts and not older than
+    backend.MIN_CLI), before anything is made."""
     from pulumi.automation.errors import InvalidVersionError
 
+    from submit.ephemeral.backend import version_refusal
+
     try:
-        return Command()
+        found = Command()
     except FileNotFoundError:
         raise Unavailable("the pulumi CLI is not on PATH; install it "
                           "(https://www.pulumi.com/docs/install/)") from None
     except InvalidVersionError as e:
         raise Unavailable(f"pulumi CLI: {e}") from None
+    refusal = version_refusal(found.version)
+    if refusal is not None:
+        raise Unavailable(refusal)
+    return found
 
 
 def workspace(project_dir: str, pulumi: Command) -> Any:

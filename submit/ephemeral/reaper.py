@@ -2,9 +2,10 @@
 
 A run that was killed (or whose machine died) cannot take its stack down; its stack carries
 its expiry in its tags (submit/ephemeral/plan.py), and this lists the project's stacks in
-the backend (`pulumi stack ls --json`, then each one's `pulumi stack tag ls --json`) and
-takes down those whose expiry has passed, or those named, with the same destroy-and-remove
-as a run's own teardown. Stacks without the ephemeral tag are never touched. A pools stack's
+the backend that carry the ephemeral tag (`pulumi stack ls --json --tag`, then each one's
+`pulumi stack tag ls --json`) and takes down those whose expiry has passed, or those named,
+with the same destroy-and-remove as a run's own teardown (a dead holder's lock cleared, a
+stack with pending creates kept and reported: teardown.py). Stacks without the ephemeral tag are never touched. A pools stack's
 queued work is deleted from its host first, as a run's teardown does (pools_work.py): the
 reaper finds the host and the queue in the stack's own outputs.
 """
@@ -17,7 +18,8 @@ from typing import Any, Callable, Mapping, Sequence
 from infra.record import record
 from submit.ephemeral import plan as pl
 from submit.ephemeral.pools_work import clear
-from submit.ephemeral.teardown import last_line, take_down
+from submit.ephemeral.backend import cli_message
+from submit.ephemeral.teardown import take_down
 
 
 @record
@@ -32,16 +34,20 @@ class BackendError(Exception):
 
 
 def find(project_dir: str, command: Any) -> dict[str, Mapping[str, str]]:
-    """Every stack of the project in the backend, with its tags."""
+    """The project's ephemeral stacks in the backend, with their tags: the backend filters
+    by the ephemeral tag (`pulumi stack ls --json --tag NAME=VALUE`,
+    pkg/cmd/pulumi/stack/stack_list.go; its JSON has no tags), then each one's tags are read
+    (`pulumi stack tag ls --json`), so no other stack is read."""
     from pulumi.automation.errors import CommandError
 
-    from submit.ephemeral.pulumi_process import workspace
+    from submit.ephemeral.pulumi_process import run_json, workspace
 
     try:
         ws = workspace(project_dir, command)
-        return {s.name: ws.list_tags(s.name) for s in ws.list_stacks()}
+        listed = run_json(ws, ["stack", "ls", "--json", "--tag", f"{pl.TAG_EPHEMERAL}=true"])
+        return {s["name"]: ws.list_tags(s["name"]) for s in listed}
     except CommandError as e:
-        raise BackendError(f"listing the stacks: {last_line(e)}") from None
+        raise BackendError(f"listing the stacks: {cli_message(e)}") from None
 
 
 def reap(project_dir: str, command: Any, chosen: Sequence[pl.Reapable],
@@ -58,24 +64,27 @@ def reap(project_dir: str, command: Any, chosen: Sequence[pl.Reapable],
     from submit.ephemeral.pulumi_process import workspace
 
     ws = workspace(project_dir, command)
+    # Only Pulumi Cloud says an update is in progress; a self-managed backend's lock is
+    # found when the destroy refuses, and cleared there if its holder is gone (teardown.py).
     busy = {s.name for s in ws.list_stacks() if s.update_in_progress}
     done = []
     for item in chosen:
-        stack = Stack.select(item.name, ws)
-        if item.name in busy:
-            tags = ws.list_tags(item.name)
-            if not pl.holder_gone(pl.holder(tags), tags, host, alive, now):
-                done.append(Reaped(item.name, False, "an update by a live run is in progress"))
-                continue
-            say(f"{item.name}: its last update was cut off; `pulumi cancel`")
-            try:
+        try:
+            stack = Stack.select(item.name, ws)
+            if item.name in busy:
+                tags = ws.list_tags(item.name)
+                if not pl.holder_gone(pl.holder(tags), tags, host, alive, now):
+                    done.append(Reaped(item.name, False,
+                                       "an update by a live run is in progress"))
+                    continue
+                say(f"{item.name}: its last update was cut off; `pulumi cancel`")
                 stack.cancel()
-            except CommandError as e:
-                done.append(Reaped(item.name, False, f"pulumi cancel: {last_line(e)}"))
-                continue
+        except CommandError as e:
+            done.append(Reaped(item.name, False, cli_message(e)))
+            continue
         # A pools stack's queued work goes first, or its ClusterQueue cannot (pools_work.py).
         clear(stack, item.name, say)
-        ok, note = take_down(stack, item.name, say, sleep, stopped)
+        ok, note = take_down(stack, item.name, say, sleep, stopped, host=host, alive=alive)
         done.append(Reaped(item.name, ok, note))
     return done
 

@@ -1,7 +1,8 @@
 """Carry out a RunPlan: stack up, work submitted and waited for, stack down, whatever happens.
 
 Through pulumi.automation on this project's own program (a LocalWorkspace whose Pulumi.yaml
-is the project's, written in plan.RUNS_DIR so run configs stay out of stacks/): ``create_or_select`` the run's stack, stamp its
+is the project's, written in plan.RUNS_DIR so run configs stay out of stacks/): select the
+run's stack or make it (a stack it did not make is never taken: _prepare), stamp its
 tags (expiry first: a killed run is found by the reaper), set its config, ``up``, read the
 fresh outputs, submit and wait through submit.api, then ``destroy`` (retrying what the cloud
 refuses for a passing reason) and ``remove_stack`` (without --force: Pulumi refuses to drop
@@ -23,8 +24,10 @@ from typing import Any, Callable, Protocol, Sequence
 
 from infra.record import record, replace
 from submit.ephemeral import plan as pl
+from submit.ephemeral.backend import cli_message, locked
 from submit.ephemeral.events import Tally
-from submit.ephemeral.teardown import Stop, last_line, take_down
+from submit.ephemeral.teardown import (Stop, lock_note, pending_left, take_down,
+                                       unlock_if_gone)
 
 
 class Console(Protocol):
@@ -89,7 +92,9 @@ class Runner:
             return
         self.console.line(f"{name} again: stopping now")
         if self.command is not None:
-            self.command.signal(signal.SIGINT)  # the CLI's second: terminate
+            # The CLI's second SIGINT: it terminates. During a teardown (or a wait) it had
+            # not been sent the first, so it gets both.
+            self.command.terminate()
         raise Interrupted()
 
     @property
@@ -166,39 +171,69 @@ class Runner:
         self.phase = phase
 
     def _prepare(self) -> None:
+        """Select the run's stack, or make it, and stamp it as this run's own. Teardown may
+        touch the stack only once it is this run's (``self.stack`` set): made by this run
+        (`stack init`), or an ephemeral stack whose holder is gone, once this run's tags are
+        on it. A stack someone else made (no ephemeral tag), empty or not, is refused and
+        never touched; so is any stack whose tags cannot be read."""
         from pulumi.automation import Stack
-        from pulumi.automation.errors import CommandError
+        from pulumi.automation.errors import CommandError, StackNotFoundError
 
         from submit.ephemeral.pulumi_process import workspace
 
+        made = False
         try:
             ws = workspace(self.plan.project_dir, self.command)
-            self.stack = Stack.create_or_select(self.plan.name, ws)
-            tags = self.stack.list_tags()
-            held = pl.holder(tags)
-            if held is not None and tags.get(pl.TAG_EPHEMERAL) == "true":
-                if self._holder_alive(held, tags):
-                    raise InUse(f"stack {self.plan.name} is in use by run {held.run_id} "
-                                f"(pid {held.pid} on {held.host}); wait for it, or pick "
-                                "another --name")
-                self.say(f"resuming stack {self.plan.name}, left by run {held.run_id}")
-                if any(s.name == self.plan.name and s.update_in_progress
-                       for s in ws.list_stacks()):
-                    self.say("its last update was cut off: `pulumi cancel` (the holder is gone)")
-                    self.stack.cancel()
-            elif tags.get(pl.TAG_EPHEMERAL) != "true" and self._has_resources(ws):
-                raise InUse(f"stack {self.plan.name} exists and is not an ephemeral stack; "
-                            "`submit run` never takes over a standing stack: pick another "
-                            "--name")
+            try:
+                stack = Stack.select(self.plan.name, ws)
+            except StackNotFoundError:
+                stack = Stack.create(self.plan.name, ws)
+                made = True
+                self.stack = stack  # this run made it: its own from here on
+            if not made:
+                self._take_over(stack, ws)
             run_id = pl.run_id(self.plan.name, self.user, self.host, self.pid,
                                self.plan.created)
-            for key, value in pl.stack_tags(self.plan, run_id).items():
-                self.stack.set_tag(key, value)
-            self.stack.set_all_config_json(pl.config_json(self.plan.config))
-            self.say(f"stack {self.plan.name}: expires {pl.stack_tags(self.plan, run_id)[pl.TAG_EXPIRES]}"
+            tags = pl.stack_tags(self.plan, run_id)
+            for key, value in tags.items():
+                stack.set_tag(key, value)
+            self.stack = stack  # stamped: this run's own
+            stack.set_all_config_json(pl.config_json(self.plan.config))
+            self.say(f"stack {self.plan.name}: expires {tags[pl.TAG_EXPIRES]}"
                      f" (tags {pl.TAG_EXPIRES}, {pl.TAG_OWNER})")
         except CommandError as e:
-            raise _PrepareFailure(f"preparing stack {self.plan.name}: {last_line(e)}") from None
+            if self.stack is None:
+                left = "the stack is not this run's: it is left as it is, not taken down"
+            elif made:
+                left = "the stack this run had just made is removed again"
+            else:
+                left = "the stack, stamped as this run's, is taken down"
+            raise _PrepareFailure(f"preparing stack {self.plan.name}: {cli_message(e)} "
+                                  f"({left})") from None
+
+    def _take_over(self, stack: Any, ws: Any) -> None:
+        """Decide whether an existing stack may become this run's: only an ephemeral stack
+        whose holder is gone (resumed). Raises InUse otherwise; a backend read error
+        (CommandError) leaves it untouched."""
+        tags = stack.list_tags()
+        if tags.get(pl.TAG_EPHEMERAL) != "true":
+            raise InUse(f"stack {self.plan.name} exists and is not an ephemeral stack; "
+                        "`submit run` never takes over a stack it did not make: pick another "
+                        "--name")
+        held = pl.holder(tags)
+        if held is not None and self._holder_alive(held, tags):
+            raise InUse(f"stack {self.plan.name} is in use by run {held.run_id} "
+                        f"(pid {held.pid} on {held.host}); wait for it, or pick another --name")
+        left = f", left by run {held.run_id}" if held is not None else ""
+        pending = pending_left(stack, self.plan.name, "is not resumed")
+        if pending is not None:
+            raise _PrepareFailure(pending)
+        self.say(f"resuming stack {self.plan.name}{left}")
+        # Pulumi Cloud says an update is in progress (`stack ls --json` updateInProgress);
+        # a self-managed backend does not, and its lock is found when `up` refuses (_up).
+        if any(s.name == self.plan.name and s.update_in_progress for s in ws.list_stacks()):
+            self.say("its last update was cut off: `pulumi cancel` (the holder is gone)")
+            stack.cancel()
 
     def _holder_alive(self, held: pl.Holder, tags: dict[str, str]) -> bool:
         if held.host == self.host and held.pid == self.pid:
@@ -206,24 +241,27 @@ class Runner:
         return not pl.holder_gone(held, tags, self.host, self.alive,
                                   datetime.now(timezone.utc))
 
-    def _has_resources(self, ws: Any) -> bool:
-        return any(s.name == self.plan.name and (s.resource_count or 0) > 0
-                   for s in ws.list_stacks())
-
     def _up(self) -> Any:
         from pulumi.automation.errors import CommandError
 
-        self._tally = Tally("created")
         self.say("pulumi up")
-        try:
-            result = self.stack.up(on_event=self._on_event, color="never",
-                                   message=f"submit run {self.plan.name}")
-        except CommandError as e:
-            failure = self._tally.failure() or last_line(e)
-            if self.signals:
-                raise Interrupted() from None
-            raise _InfraFailure(f"pulumi up failed: {failure}") from None
-        self.say(self._tally.line(self.now()))
+        for attempt in (1, 2):
+            tally = self._tally = Tally("created")
+            try:
+                result = self.stack.up(on_event=self._on_event, color="never",
+                                       message=f"submit run {self.plan.name}")
+                break
+            except CommandError as e:
+                failure = tally.failure() or cli_message(e)
+                if self.signals:
+                    raise Interrupted() from None
+                if not locked(failure):
+                    raise _InfraFailure(f"pulumi up failed: {failure}") from None
+                # A self-managed backend's lock, left by a killed holder (backend.py).
+                if attempt == 2 or not unlock_if_gone(self.stack, self.plan.name, failure,
+                                                      self.say, self.host, self.alive):
+                    raise _InfraFailure(lock_note(self.plan.name, failure)) from None
+        self.say(tally.line(self.now()))
         outputs = {k: v.value for k, v in result.outputs.items()}
         from submit.cluster.stack_outputs import OutputsError, from_mapping
 
@@ -297,7 +335,7 @@ class Runner:
     def _teardown(self) -> bool:
         self.phase = "teardown"
         if self.stack is None:
-            return True  # nothing was created
+            return True  # not this run's stack (or none): nothing to take down
         if self.plan.on_cluster is not None and not self.stopped:
             # Every JobSet queued to the pools stack goes first, this run's and any other
             # (partly submitted, held, a crashed run's): the host outlives the run, and its
@@ -318,7 +356,8 @@ class Runner:
             return self._on_event
 
         ok, _ = take_down(self.stack, self.plan.name, self.say, self.sleep,
-                          lambda: self.stopped, listen, self.now)
+                          lambda: self.stopped, listen, self.now, host=self.host,
+                          alive=self.alive)
         return ok
 
 

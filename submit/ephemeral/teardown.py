@@ -8,7 +8,12 @@ is retried is a whole `pulumi destroy` chosen by the text of the provider's erro
 (or the cloud) already deleted leave the state instead of being deleted twice. The stack is
 removed without ``--force``: Pulumi refuses to remove a stack that still has resources
 ("'NAME' still has resources; removal rejected", pulumi stack rm), so the state never lets
-go of a resource that still exists.
+go of a resource that still exists. `stack rm` does not look at pending creates, so the
+exported state is read first and a stack holding one is kept and reported (backend.py).
+
+A lock (backend.py): a self-managed backend's lock left by a holder that provably ended
+(on this machine, its pid gone) is cleared with `pulumi cancel` and the destroy runs again;
+any other lock is named, with the CLI's whole message and what to do.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from submit.ephemeral import plan as pl
+from submit.ephemeral.backend import (cli_message, holders_gone, locked, locks,
+                                       pending_creates)
 from submit.ephemeral.events import Tally
 
 
@@ -26,22 +33,32 @@ class Stop(Exception):
 def take_down(stack: Any, name: str, say: Callable[[str], None],
               sleep: Callable[[float], None], stopped: Callable[[], bool],
               on_event: Callable[[Tally], Callable[[Any], None]] | None = None,
-              now: Callable[[], float] | None = None) -> tuple[bool, str]:
-    """Destroy and remove ``stack``; (True, what was done) or (False, why not)."""
+              now: Callable[[], float] | None = None, *, host: str = "",
+              alive: Callable[[int], bool] = lambda pid: True) -> tuple[bool, str]:
+    """Destroy and remove ``stack``; (True, what was done) or (False, why not). A diy lock
+    whose holders are provably gone (``host`` is this machine, ``alive`` asks for a pid) is
+    cleared with `pulumi cancel` once; a stack that still holds pending creates after the
+    destroy is not removed (backend.py: removing it would forget what they made)."""
     import time
 
     from pulumi.automation.errors import CommandError
 
     clock = now or time.monotonic
-    for attempt, delay in enumerate((*pl.RETRY_DELAYS, None)):
+    unlocked = False
+    delays = list((*pl.RETRY_DELAYS, None))
+    while delays:
         if stopped():
             return False, "stopped"
         tally = Tally("deleted")
         listen = on_event(tally) if on_event is not None else (
             lambda event: tally.add(event, clock()))
         try:
-            stack.destroy(on_event=listen, color="never", refresh=attempt > 0 or None,
-                          message=f"accelstack: take down {name}")
+            stack.destroy(on_event=listen, color="never", refresh=len(delays) <= len(
+                pl.RETRY_DELAYS) or None, message=f"accelstack: take down {name}")
+            left = pending_left(stack, name)
+            if left:
+                say(left)
+                return False, left
             stack.workspace.remove_stack(name)
             note = f"{len(tally.done)} resources deleted, stack {name} removed"
             say(note)
@@ -49,9 +66,17 @@ def take_down(stack: Any, name: str, say: Callable[[str], None],
         except Stop:
             return False, "stopped"
         except CommandError as e:
-            reason = tally.failure() or last_line(e)
+            reason = tally.failure() or cli_message(e)
             if stopped():
                 return False, "stopped"
+            if locked(reason):
+                if not unlocked and unlock_if_gone(stack, name, reason, say, host, alive):
+                    unlocked = True
+                    continue
+                note = lock_note(name, reason)
+                say(note)
+                return False, note
+            delay = delays.pop(0)
             if delay is None or not pl.is_transient(reason):
                 say(f"destroy of {name} failed: {reason}")
                 return False, reason
@@ -64,9 +89,44 @@ def take_down(stack: Any, name: str, say: Callable[[str], None],
     return False, "gave up"  # not reached: the last attempt has no delay
 
 
-def last_line(error: Exception) -> str:
-    """The CLI's last error line (a CommandError's text holds its stdout and stderr)."""
-    text = str(error)
-    stderr = text.split("\n stderr: ", 1)[-1]
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    return lines[-1] if lines else "pulumi failed"
+def unlock_if_gone(stack: Any, name: str, message: str, say: Callable[[str], None],
+                   host: str, alive: Callable[[int], bool]) -> bool:
+    """Clear a diy lock (`pulumi cancel`, which deletes the stack's lock files) when every
+    holder it names ran on this machine and its process has ended; False otherwise (a
+    holder elsewhere, or Pulumi Cloud's conflict, which names no process)."""
+    from pulumi.automation.errors import CommandError
+
+    found = locks(message)
+    if not holders_gone(found, host, alive):
+        return False
+    who = ", ".join(f"pid {lk.pid}" for lk in found)
+    say(f"stack {name} is locked by a process that has ended ({who} on {host}): "
+        "`pulumi cancel` deletes its lock")
+    try:
+        stack.cancel()
+    except CommandError as e:
+        say(f"pulumi cancel failed: {cli_message(e)}")
+        return False
+    return True
+
+
+def lock_note(name: str, message: str) -> str:
+    """What to say of a stack left locked: the CLI's message, and what to do."""
+    return (f"stack {name} is locked, by an update that may still run:\n{message}\n"
+            f"If that process has ended, clear the lock with `pulumi cancel --yes --stack "
+            f"{name}` (run in the project's {pl.RUNS_DIR}), then run this again")
+
+
+def pending_left(stack: Any, name: str, lead: str = "is not removed") -> str | None:
+    """None when the exported state holds no pending create; else what to say and do."""
+    urns = pending_creates(stack.export_stack().deployment)
+    if not urns:
+        return None
+    listed = "".join(f"\n  {u}" for u in urns)
+    # One value per flag, URN then ID (sdk/go/auto/stack.go emits them so).
+    return (f"stack {name} {lead}: a create was cut off (the process running it was "
+            f"killed), and the resource may exist and bill:{listed}\n"
+            f"In the project's {pl.RUNS_DIR}, if it exists: `pulumi refresh --yes --stack "
+            f"{name} --import-pending-creates=URN --import-pending-creates=ID` (its provider "
+            f"ID); if it does not: `pulumi refresh --yes --stack {name} "
+            "--clear-pending-creates`; then run this again")

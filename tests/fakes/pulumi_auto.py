@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pytest
 
@@ -31,7 +31,7 @@ class FakeAutoPulumi:
         exe.chmod(0o755)
         self.program([], {})
 
-    def program(self, resources: list[tuple[str, ...]], outputs: dict[str, Any],
+    def program(self, resources: Sequence[tuple[str, ...]], outputs: dict[str, Any],
                 secret: tuple[str, ...] = ("accelstack",)) -> None:
         """What `up` creates (type, name), in order, and the outputs it leaves; a
         (type, name, STACK) entry is a StackReference that reads STACK."""
@@ -44,7 +44,9 @@ class FakeAutoPulumi:
         """upFailAt=K (the K-th resource of `up`, 0 being the stack itself),
         upFailMessage, destroyFails=N (the first N destroys fail at their first resource),
         destroyFailMessage, hangAt=K (`up` waits at resource K: kill or signal it there),
-        stepSeconds, version, tagsUnsupported."""
+        stepSeconds, version, tagsUnsupported, backend ("diy", the default, or "service":
+        what `stack ls` prints and how a lock refuses), lsFails / tagLsFails / initFails
+        (the message `stack ls`, `stack tag ls` or `stack init` fails with)."""
         (self.home / "faults.json").write_text(json.dumps(faults))
 
     def standing(self, name: str, resources: list[tuple[str, str]],

@@ -15,14 +15,15 @@ test). State lives under the fake's home (the parent of ``bin/``):
     calls.jsonl    every call: argv, cwd and the environment variables the SDK sets
 
 What it mimics, and where each behaviour is written down (tests/test_fake_pulumi_auto.py
-checks the argv the SDK sends against these):
+checks the argv the SDK sends against these; tests/fakes/pulumi_behaviours.py is the table
+of behaviours with their sources, and tests/test_fake_pulumi_table.py plays each row):
 - argv and output formats: pulumi/automation/_local_workspace.py, _stack.py, _cmd.py (the SDK
   installed here, 3.272); `stack ls --json` fields and the "%Y-%m-%dT%H:%M:%S.%fZ" time format
   it parses; `stack output --json` masks secrets as "[secret]" without --show-secrets.
 - error texts the SDK classifies (pulumi/automation/errors.py): "no stack named 'N' found",
   "stack 'N' already exists", the DIY lock "the stack is currently locked by 1 lock(s). ..."
-  (pkg/backend/diy/lock.go), "'N' still has resources; removal rejected; pass --force to
-  override" (pkg/cmd/pulumi/stack_rm.go), tag rules (40-char names ^[a-zA-Z0-9-_.:]+$, values
+  (pkg/backend/diy/lock.go), "'N' still has resources; removal rejected. Possible actions:
+  ..." (pkg/cmd/pulumi/stack/stack_remove.go), tag rules (40-char names ^[a-zA-Z0-9-_.:]+$, values
   up to 256 characters; ValidateStackTags).
 - engine events: one JSON object per line (sdk/go/common/apitype/events.go), a cancelEvent
   last; to a file, or over gRPC when --event-log is tcp://HOST:PORT (pulumirpc.Events/
@@ -187,16 +188,49 @@ class Signals:
         os._exit(255)  # as the Go CLI's terminate: no deferred unlock
 
 
+def _service() -> bool:
+    """The backend the fake plays: self-managed ("diy", file://, the default) or Pulumi Cloud
+    ("service"), chosen with the fault ``backend``."""
+    return FAULTS.get("backend") == "service"
+
+
 def _lock(name: str, stack: dict[str, Any]) -> None:
     lock = stack.get("lock")
+    if lock and _service():
+        _fail("error: [409] Conflict: Another update is currently in progress.")
     if lock:
+        # pkg/backend/diy/lock.go checkForLock: the lock files under
+        # .pulumi/locks/<org>/<project>/<stack>/, each named in the error with its holder.
         _fail("error: the stack is currently locked by 1 lock(s). Either wait for the other "
               "process(es) to end or delete the lock file with `pulumi cancel`.\n"
-              f"  file://{HOME}/.pulumi/locks/{name}/{lock['id']}.json: created by "
-              f"{lock['user']}@{lock['host']} (pid {lock['pid']}) at {lock['at']}")
+              f"  file://{HOME}/.pulumi/locks/organization/{_project()}/{name}/"
+              f"{lock['id']}.json: created by {lock['user']}@{lock['host']} "
+              f"(pid {lock['pid']}) at {lock['at']}")
     stack["lock"] = {"id": f"lock-{os.getpid()}", "user": "fake", "host": socket.gethostname(),
-                     "pid": os.getpid(), "at": _now()}
+                     "pid": os.getpid(), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                             time.gmtime())}
     _save(name, stack)
+
+
+_PENDING_WARNING = (
+    "Attempting to deploy or update resources with {n} pending operations from previous "
+    "deployment.\n{ops}These resources are in an unknown state because the Pulumi CLI was "
+    "interrupted while waiting for changes to these resources to complete. You should confirm "
+    "whether or not the operations listed completed successfully by checking the state of the "
+    "appropriate provider. For example, if you are using AWS, you can confirm using the AWS "
+    "Console.\n\nOnce you have confirmed the status of the interrupted operations, you can "
+    "repair your stack using `pulumi refresh` which will refresh the state from the provider "
+    "you are using and clear the pending operations if there are any.\n\nNote that `pulumi "
+    "refresh` will need to be run interactively to clear pending CREATE operations.")
+
+
+def _warn_pending(stack: dict[str, Any], events: Events) -> None:
+    """deployment_executor.go printPendingOperationsWarning: a warning, nothing resolved."""
+    if stack.get("pending"):
+        ops = "".join(f"  * {u}, interrupted while creating\n" for u in stack["pending"])
+        events.emit(diagnosticEvent={"message": _PENDING_WARNING.format(
+            n=len(stack["pending"]), ops=ops) + "\n", "color": "never",
+            "severity": "warning"})
 
 
 def _finish(name: str, stack: dict[str, Any], events: Events, kind: str, ok: bool,
@@ -224,21 +258,16 @@ def _step_seconds(index: int) -> float:
 
 def up(name: str, args: list[str]) -> None:
     stack = _load(name)
+    _lock(name, stack)  # refused before the engine (and its event log) starts
     events = Events(_flag(args, "--event-log"))
     signals = Signals(events)
-    _lock(name, stack)
     started = time.time()
     program = _read(HOME / "program.json", {"resources": [], "outputs": {}})
     project = _project()
     events.emit(preludeEvent={"config": {k: v["value"] for k, v in
                                          stack.get("config", {}).items()}})
-    if stack.get("pending"):
-        events.emit(diagnosticEvent={
-            "message": f"Attempting to deploy or update resources with "
-                       f"{len(stack['pending'])} pending operations from previous deployment.\n",
-            "color": "never", "severity": "warning"})
-        stack["resources"] += [u for u in stack["pending"] if u not in stack["resources"]]
-        stack["pending"] = []
+    _warn_pending(stack, events)  # pending creates stay (pkg/backend/snapshot.go)
+    kept = list(stack.get("pending", []))
     wanted = [{"type": "pulumi:pulumi:Stack", "name": f"{project}-{name}"}] + program["resources"]
     changes: dict[str, int] = {}
     print(f"Updating ({name}):")
@@ -258,7 +287,7 @@ def up(name: str, args: list[str]) -> None:
                 stack.setdefault("reads", []).append(urn)
         events.emit(resourcePreEvent={"metadata": _meta(op, urn, res["type"])})
         if op == "create":
-            stack["pending"] = [urn]
+            stack["pending"] = kept + [urn]
             _save(name, stack)
             if FAULTS.get("upFailAt") == index:
                 message = FAULTS.get("upFailMessage", "googleapi: Error 400: quota exceeded")
@@ -266,14 +295,16 @@ def up(name: str, args: list[str]) -> None:
                                              "color": "never", "severity": "error"})
                 events.emit(resOpFailedEvent={"metadata": _meta(op, urn, res["type"]),
                                               "status": 0, "steps": 0})
-                stack["pending"] = []
+                stack["pending"] = kept
                 _finish(name, stack, events, "update", False, changes, started)
                 print(f"    {res['type']} {res['name']} **creating failed** error: {message}")
                 _fail(f"error: update failed")
-            time.sleep(_step_seconds(index))
+            # The provider's create request is made first: the resource exists (and bills)
+            # while the CLI waits for it, so a kill here leaves it behind, pending.
             _cloud(lambda live: live.add(urn))
+            time.sleep(_step_seconds(index))
             stack["resources"].append(urn)
-            stack["pending"] = []
+            stack["pending"] = kept
             _save(name, stack)
         changes[op] = changes.get(op, 0) + 1
         events.emit(resOutputsEvent={"metadata": _meta(op, urn, res["type"])})
@@ -285,11 +316,12 @@ def up(name: str, args: list[str]) -> None:
 
 def destroy(name: str, args: list[str]) -> None:
     stack = _load(name)
+    _lock(name, stack)  # refused before the engine (and its event log) starts
     events = Events(_flag(args, "--event-log"))
     signals = Signals(events)
-    _lock(name, stack)
     started = time.time()
     events.emit(preludeEvent={"config": {}})
+    _warn_pending(stack, events)
     failures = HOME / "destroy-failures"
     left = int(failures.read_text()) if failures.exists() else int(FAULTS.get("destroyFails", 0))
     changes: dict[str, int] = {}
@@ -337,6 +369,8 @@ def stack_cmd(args: list[str], name: str | None) -> None:
         (HOME / "current").write_text(name or "")
     elif sub == "init":
         new = rest[0]
+        if FAULTS.get("initFails"):
+            _fail(FAULTS["initFails"])
         if _stack_path(new).exists():
             _fail(f"error: stack '{new}' already exists")
         _save(new, {"config": {}, "tags": {}, "resources": [], "outputs": {}, "history": [],
@@ -344,30 +378,24 @@ def stack_cmd(args: list[str], name: str | None) -> None:
         (HOME / "current").write_text(new)
         print(f"Created stack '{new}'")
     elif sub == "ls":
-        current = (HOME / "current").read_text() if (HOME / "current").exists() else ""
-        rows = []
-        for path in sorted((HOME / "stacks").glob("*.json")):
-            data = json.loads(path.read_text())
-            row: dict[str, Any] = {"name": path.stem, "current": path.stem == current,
-                                   "updateInProgress": bool(data.get("lock"))}
-            if data.get("history"):
-                row["lastUpdate"] = data["history"][0]["endTime"]
-                row["resourceCount"] = len(data["resources"])
-            rows.append(row)
-        print(json.dumps(rows, indent=4))
+        stack_ls(rest)
     elif sub == "rm":
         target = [a for a in rest if not a.startswith("-")]
         target_name = target[0] if target else name
         stack = _load(target_name)
         if stack["resources"] and "--force" not in rest:
-            _fail(f"error: '{target_name}' still has resources; removal rejected; pass --force "
-                  "to override")
+            _fail(f"error: '{target_name}' still has resources; removal rejected. Possible "
+                  f"actions:\n- Make sure that '{target_name}' is the stack that you want to "
+                  "destroy\n- Run `pulumi destroy` to delete the resources, then run `pulumi "
+                  "stack rm`\n- Run `pulumi stack rm --force` to override this error")
         _stack_path(target_name or "").unlink()
         if "--preserve-config" not in rest:
             _config_file(target_name or "").unlink(missing_ok=True)
         print(f"Stack '{target_name}' has been removed!")
     elif sub == "tag":
         tag_cmd(rest, name)
+    elif sub == "export":
+        stack_export(name)
     elif sub == "output":
         stack = _load(name)
         show = "--show-secrets" in rest
@@ -383,10 +411,85 @@ def stack_cmd(args: list[str], name: str | None) -> None:
         _fail(f"error: unknown command \"stack {sub}\" for the fake pulumi", 2)
 
 
+def stack_ls(args: list[str]) -> None:
+    """pkg/cmd/pulumi/stack/stack_list.go: ``--tag NAME`` or ``--tag NAME=VALUE`` keeps the
+    stacks with that tag (and value); the JSON has name, current, lastUpdate,
+    updateInProgress (only where the backend SupportsProgress: the service) and
+    resourceCount, and never the tags."""
+    if FAULTS.get("lsFails"):
+        _fail(FAULTS["lsFails"])
+    current = (HOME / "current").read_text() if (HOME / "current").exists() else ""
+    wanted = _flag(args, "--tag")
+    tag, _, value = (wanted or "").partition("=")
+    rows = []
+    for path in sorted((HOME / "stacks").glob("*.json")):
+        data = json.loads(path.read_text())
+        if wanted is not None and (tag not in data["tags"] or
+                                   ("=" in wanted and data["tags"][tag] != value)):
+            continue
+        row: dict[str, Any] = {"name": path.stem, "current": path.stem == current}
+        in_progress = bool(data.get("lock"))
+        if data.get("history") or (in_progress and _service()):
+            if in_progress and _service():
+                row["updateInProgress"] = True
+            else:
+                if _service():
+                    row["updateInProgress"] = False
+                row["lastUpdate"] = data["history"][0]["endTime"]
+            row["resourceCount"] = len(data["resources"])
+        rows.append(row)
+    print(json.dumps(rows, indent=4))
+
+
+def stack_export(name: str | None) -> None:
+    """`pulumi stack export`: the deployment (apitype DeploymentV3), with
+    ``pending_operations`` (OperationV2: the resource, and the type "creating")."""
+    stack = _load(name)
+    print(json.dumps({"version": 3, "deployment": {
+        "manifest": {"time": _now(), "magic": "", "version": FAULTS.get("version", "3.272.0")},
+        "resources": [{"urn": u, "type": u.split("::")[2], "custom": True}
+                      for u in stack["resources"]],
+        **({"pending_operations": [
+            {"resource": {"urn": u, "type": u.split("::")[2], "custom": True},
+             "type": "creating"} for u in stack["pending"]]} if stack.get("pending") else {}),
+    }}, indent=4))
+
+
+def refresh(name: str, args: list[str]) -> None:
+    """`pulumi refresh`, as far as pending creates go (pkg/cmd/pulumi/operations/refresh.go):
+    --import-pending-creates (one value a flag: URN, then ID) completes the create with that
+    ID, --clear-pending-creates drops them, both before the refresh reads the resources; a
+    resource the cloud no longer has leaves the state."""
+    stack = _load(name)
+    skip, clear = "--skip-pending-creates" in args, "--clear-pending-creates" in args
+    if skip and clear:
+        _fail("error: cannot set both --skip-pending-creates and --clear-pending-creates")
+    imports = [a.split("=", 1)[1] for a in args if a.startswith("--import-pending-creates=")]
+    if len(imports) % 2:
+        _fail("error: each URN must be followed by an ID: found an odd number of entries")
+    _lock(name, stack)
+    given = dict(zip(imports[::2], imports[1::2]))
+    for urn in list(stack["pending"]):
+        if urn in given:
+            stack["pending"].remove(urn)
+            stack["resources"].append(urn)
+    if clear:
+        stack["pending"] = []
+    live = _cloud()
+    stack["resources"] = [u for u in stack["resources"]
+                          if u in live or u.split("::")[2] == "pulumi:pulumi:Stack"
+                          or u in stack.get("reads", [])]
+    stack["lock"] = None
+    _save(name, stack)
+    print(f"Refreshing ({name}):")
+
+
 def tag_cmd(args: list[str], name: str | None) -> None:
     sub, rest = args[0], args[1:]
     if FAULTS.get("tagsUnsupported"):
         _fail("error: stack tags not supported in diy mode")
+    if sub == "ls" and FAULTS.get("tagLsFails"):
+        _fail(FAULTS["tagLsFails"])
     stack = _load(name)
     if sub == "set":
         key, value = rest[0], rest[1]
@@ -461,7 +564,10 @@ def main(argv: list[str]) -> None:
         stack_cmd(args[1:], name)
     elif args[:1] == ["config"]:
         config_cmd(args[1:], name)
+    elif args[:1] == ["refresh"]:
+        refresh(name or "", args)
     elif args[:1] == ["cancel"]:
+        # diy: CancelCurrentUpdate deletes every lock file of the stack (diy/backend.go).
         stack = _load(name)
         stack["lock"] = None
         _save(name or "", stack)
