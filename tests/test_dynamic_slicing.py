@@ -205,6 +205,7 @@ def test_kueue_objects_validate_and_gate_the_flavor(evaluated: harness.Evaluatio
                 if f["metadata"]["name"] == "ironwood-sub-blocks"]
     assert flavor["spec"]["topologyName"] == "tpu-sub-blocks"
     assert "cloud.google.com/gke-tpu-topology" not in flavor["spec"]["nodeLabels"]
+    assert by_kind["ClusterQueue"]
     for cq in by_kind["ClusterQueue"]:
         assert {"name": "tpu-slice", "onFlavors": ["ironwood-sub-blocks"]} in \
             cq["spec"]["admissionChecksStrategy"]["admissionChecks"]
@@ -212,6 +213,26 @@ def test_kueue_objects_validate_and_gate_the_flavor(evaluated: harness.Evaluatio
                    if f["name"] == "ironwood-sub-blocks"]
         tpu = next(r for r in entry["resources"] if r["name"] == "google.com/tpu")
         assert tpu["nominalQuota"] == 8 * 64  # 64 chips per sub-block pool
+
+
+def test_every_team_queue_gates_the_flavor(tmp_path: Path) -> None:
+    # With teams, each ClusterQueue offers the sub-block flavor, so each carries the slice
+    # controller's check: a queue without it would admit a workload before its slice is.
+    path = tmp_path / "Pulumi.teams.yaml"
+    path.write_text(_edit(extra=("    teams:", "      - name: evals", "        namespace: evals",
+                                 "        quota: {ironwood: 128}")))
+    objs = _kueue(harness.evaluate_file(path))
+    queues = [o for o in objs if o["kind"] == "ClusterQueue"]
+    assert sorted(q["metadata"]["name"] for q in queues) == ["evals", "pretraining"]
+    for cq in queues:
+        validate(cq)
+        assert {"name": "tpu-slice", "onFlavors": ["ironwood-sub-blocks"]} in \
+            cq["spec"]["admissionChecksStrategy"]["admissionChecks"], cq["metadata"]["name"]
+    quota = {q["metadata"]["name"]: next(
+        r["nominalQuota"] for g in q["spec"]["resourceGroups"] for f in g["flavors"]
+        if f["name"] == "ironwood-sub-blocks" for r in f["resources"]
+        if r["name"] == "google.com/tpu") for q in queues}
+    assert quota == {"pretraining": 8 * 64 - 128, "evals": 128}
 
 
 def test_contract_offers_each_shape(evaluated: harness.Evaluation) -> None:
