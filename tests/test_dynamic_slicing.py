@@ -454,3 +454,57 @@ def test_describe_of_a_fixed_pool_reads_no_slices(tmp_path: Path, server: FakeAp
     assert result.exit_code == 0 and "Dynamic slice" not in result.stdout, result.output
     assert not [r for r in server.state.requests if "accelerator.gke.io" in r.path]
     assert dynamic_spec.CONTROLLER == "accelerator.gke.io/slice"
+
+
+# Every state a Slice's Ready condition names (submit/state/slices.py MEANING), and a Slice
+# with no condition yet: what describe prints for it, and what the verdict says while the
+# workload waits (quota reserved, the slice check pending). None: the verdict is Kueue's.
+SLICE_STATES = [
+    ("SliceNotCreated", "", "GKE is checking the sub-blocks", "waiting"),
+    ("SliceCreationFailed", "partition overlap", "GKE refused the sub-blocks it was given",
+     "failed"),
+    ("ACTIVATING", "", "GKE is connecting the sub-blocks", "waiting"),
+    ("ACTIVE", "", "connected", None),
+    ("ACTIVE_DEGRADED", "", "usable, but a sub-block is degraded", None),
+    ("FAILED", "ICI links down", "GKE could not connect the sub-blocks", "failed"),
+    ("DEACTIVATING", "", "being taken apart", "waiting"),
+    ("INCOMPLETE", "", "about to be deleted", "waiting"),
+    (None, "", "not ready", "waiting"),
+]
+
+
+@pytest.mark.parametrize("reason,message,meaning,verdict", SLICE_STATES,
+                         ids=[str(s[0]) for s in SLICE_STATES])
+def test_describe_and_why_in_each_slice_state(outputs: Path, server: FakeApiServer,
+                                              reason: str | None, message: str, meaning: str,
+                                              verdict: str | None) -> None:
+    assert run(outputs, "create", "--workload", "llm", "--accelerator", "tpu7x-4x8x8",
+               "--image", IMAGE, "--no-resolve-image").exit_code == 0
+    st = server.state
+    st.jobsets[(NS, "llm")]["metadata"]["uid"] = "uid-llm"
+    st.workloads[NS] = [_workload(RESERVED, checks=[
+        {"name": "tpu-slice", "state": "Pending", "message": "waiting for the slice"}])]
+    name = "pretraining-jobset-llm-1a2b3-slice-0"
+    sl = _slice(name, reason or "ACTIVATING", message)
+    if reason is None:
+        del sl["status"]  # made, not yet reconciled: no Ready condition
+    elif reason in ("ACTIVE", "ACTIVE_DEGRADED"):
+        sl["status"]["conditions"][0]["status"] = "True"
+    st.slices = [sl]
+    result = run(outputs, "describe", "llm")
+    shown = reason or "unknown"
+    line = f"  {name}: 4x8x8, {shown}" + (f" ({meaning})" if reason else "") \
+        + (f": {message}" if message else "")
+    assert line in result.stdout.splitlines(), result.stdout
+    assert "    sub-blocks (partition ids): p-a, p-b, p-c, p-d" in result.stdout
+    said = _verdict(result)
+    if verdict == "waiting":
+        assert said == f"waiting for its slice: {name} is {shown} ({meaning})"
+    elif verdict == "failed":
+        assert said == (f"slice {name} {reason}: {message}; Kueue will place the workload on "
+                        "other sub-blocks")
+    else:  # a working slice explains nothing: Kueue's own verdict stands
+        assert "slice" not in said.split(":")[0], said
+    data = json.loads(run(outputs, "describe", "llm", "-o", "json").stdout)
+    assert [(s["name"], s["state"], s["partitionIds"]) for s in data["slices"]] == [
+        (name, shown, ["p-a", "p-b", "p-c", "p-d"])]
