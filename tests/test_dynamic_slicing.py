@@ -241,6 +241,8 @@ def test_contract_offers_each_shape(evaluated: harness.Evaluation) -> None:
     assert [(e["accelerator"], e["sliceTopology"], e["sliceCount"], e["vmsPerSlice"])
             for e in entries] == [("tpu7x-128", "4x4x4", 8, 16), ("tpu7x-256", "4x4x8", 4, 32),
                                   ("tpu7x-512", "4x8x8", 2, 64)]
+    # One workload's slices share a block of four sub-blocks.
+    assert [e["blockSliceCount"] for e in entries] == [4, 2, 1]
     for e in entries:
         assert e["nodePools"] == [f"ironwood-{i}" for i in range(8)]
         assert "cloud.google.com/gke-tpu-topology" not in e["nodeSelector"]
@@ -319,6 +321,17 @@ def test_render_refusals(outputs: Path) -> None:
     result = run(outputs, "create", "--dry-run", "--no-resolve-image", "--image", IMAGE,
                  "--workload", "three", "--accelerator", "tpu7x-4x8x8", "--num-slices", "3")
     assert result.exit_code == 2 and "3 is more than the 2 tpu7x-512 slices" in result.stderr
+    # The pool makes two 4x8x8 slices, one per block, but one workload's slices share a
+    # block: two of them in one workload could never be placed.
+    result = run(outputs, "create", "--dry-run", "--no-resolve-image", "--image", IMAGE,
+                 "--workload", "two", "--accelerator", "tpu7x-4x8x8", "--num-slices", "2")
+    assert result.exit_code == 2
+    assert ("'--num-slices': 2 is more than the 1 4x8x8 slices one reservation block of pool "
+            "ironwood makes; a workload's dynamic slices all come from one block") \
+        in result.stderr
+    js = _render(outputs, "--workload", "two", "--accelerator", "tpu7x-4x4x8",
+                 "--num-slices", "2")  # two 4x4x8 slices fill one block's four sub-blocks
+    assert js["spec"]["replicatedJobs"][0]["replicas"] == 2
 
 
 def test_accelerators_lists_the_pools_shapes(outputs: Path) -> None:
