@@ -341,18 +341,20 @@ def test_accelerators_lists_the_pools_shapes(outputs: Path) -> None:
     assert [(r["topology"], r["slices"]) for r in rows] == [("4x4x4", 8), ("4x4x8", 4),
                                                            ("4x8x8", 2)]
     # Each shape says it is a dynamic slice, how many sub-blocks it joins, of how many.
-    assert [(r["sliceTopology"], r["subBlocksPerSlice"], r["subBlocks"]) for r in rows] == [
-        ("4x4x4", 1, 8), ("4x4x8", 2, 8), ("4x8x8", 4, 8)]
+    assert [(r["sliceTopology"], r["subBlocksPerSlice"], r["subBlocks"],
+             r["slicesPerWorkload"]) for r in rows] == [
+        ("4x4x4", 1, 8, 4), ("4x4x8", 2, 8, 2), ("4x8x8", 4, 8, 1)]
 
 
 def test_accelerators_table_shows_the_dynamic_shapes(outputs: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["accelerators", "--outputs", str(outputs)])
     assert result.exit_code == 0, result.output
     header, *lines = result.stdout.splitlines()
-    assert header.split()[-3:] == ["SLICE", "SUB-BLOCKS/SLICE", "SUB-BLOCKS"]
+    assert header.split()[-4:] == ["SLICE", "SUB-BLOCKS/SLICE", "SUB-BLOCKS",
+                                   "SLICES/WORKLOAD"]
     assert "DYNAMIC SLICE" in header
-    assert [ln.split()[-3:] for ln in lines if ln.startswith("ironwood ")] == [
-        ["4x4x4", "1", "8"], ["4x4x8", "2", "8"], ["4x8x8", "4", "8"]]
+    assert [ln.split()[-4:] for ln in lines if ln.startswith("ironwood ")] == [
+        ["4x4x4", "1", "8", "4"], ["4x4x8", "2", "8", "2"], ["4x8x8", "4", "8", "1"]]
     # A stack without dynamic slicing pools keeps its columns.
     fixed = stacks.write_outputs(tmp_path / "fixed.json", "v6e-training")
     result = CliRunner().invoke(main, ["accelerators", "--outputs", str(fixed)])

@@ -1,7 +1,8 @@
 """`submit accelerators`: list the accelerator catalog, resolve names against it, or list
 what one stack offers with --stack/--outputs: its pools, each shape its slice classes
 can create (capacity ``class: ...``, the sources it tries in order), and each shape its
-dynamic slicing pools join from sub-blocks (DYNAMIC SLICE, SUB-BLOCKS/SLICE, SUB-BLOCKS)."""
+dynamic slicing pools join from sub-blocks (DYNAMIC SLICE, SUB-BLOCKS/SLICE, SUB-BLOCKS,
+SLICES/WORKLOAD)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ POOL_COLUMNS = (
 )
 CHECKPOINT_COLUMNS = (("CHECKPOINT RAM", "checkpointRamDisk"), ("POD MEMORY", "podMemory"))
 # Dynamic slicing (docs/dynamic-slicing.md): the shape a workload asks GKE's slice
-# controller for, the 4x4x4 sub-blocks one such slice joins, and the pool's sub-blocks.
+# controller for, the 4x4x4 sub-blocks one such slice joins, the pool's sub-blocks, and
+# the most slices one workload may have (its slices share a reservation block).
 DYNAMIC_COLUMNS = (("DYNAMIC SLICE", "sliceTopology"),
-                   ("SUB-BLOCKS/SLICE", "subBlocksPerSlice"), ("SUB-BLOCKS", "subBlocks"))
+                   ("SUB-BLOCKS/SLICE", "subBlocksPerSlice"), ("SUB-BLOCKS", "subBlocks"),
+                   ("SLICES/WORKLOAD", "slicesPerWorkload"))
 
 
 @click.command("accelerators")
@@ -108,6 +111,7 @@ def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
             row["subBlocksPerSlice"] = (catalog.sub_blocks(catalog.resolve(p.accelerator))
                                         if dynamic else None)
             row["subBlocks"] = len(p.node_pools) if dynamic else None
+            row["slicesPerWorkload"] = p.block_slice_count
     if any(p.checkpointing for p in outputs.slice_pools):
         # Multi-tier checkpointing: the RAM disk each node gives up, and what a pod keeps.
         columns += CHECKPOINT_COLUMNS
