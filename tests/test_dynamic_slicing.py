@@ -205,6 +205,7 @@ def test_kueue_objects_validate_and_gate_the_flavor(evaluated: harness.Evaluatio
                 if f["metadata"]["name"] == "ironwood-sub-blocks"]
     assert flavor["spec"]["topologyName"] == "tpu-sub-blocks"
     assert "cloud.google.com/gke-tpu-topology" not in flavor["spec"]["nodeLabels"]
+    assert by_kind["ClusterQueue"]
     for cq in by_kind["ClusterQueue"]:
         assert {"name": "tpu-slice", "onFlavors": ["ironwood-sub-blocks"]} in \
             cq["spec"]["admissionChecksStrategy"]["admissionChecks"]
@@ -214,12 +215,34 @@ def test_kueue_objects_validate_and_gate_the_flavor(evaluated: harness.Evaluatio
         assert tpu["nominalQuota"] == 8 * 64  # 64 chips per sub-block pool
 
 
+def test_every_team_queue_gates_the_flavor(tmp_path: Path) -> None:
+    # With teams, each ClusterQueue offers the sub-block flavor, so each carries the slice
+    # controller's check: a queue without it would admit a workload before its slice is.
+    path = tmp_path / "Pulumi.teams.yaml"
+    path.write_text(_edit(extra=("    teams:", "      - name: evals", "        namespace: evals",
+                                 "        quota: {ironwood: 128}")))
+    objs = _kueue(harness.evaluate_file(path))
+    queues = [o for o in objs if o["kind"] == "ClusterQueue"]
+    assert sorted(q["metadata"]["name"] for q in queues) == ["evals", "pretraining"]
+    for cq in queues:
+        validate(cq)
+        assert {"name": "tpu-slice", "onFlavors": ["ironwood-sub-blocks"]} in \
+            cq["spec"]["admissionChecksStrategy"]["admissionChecks"], cq["metadata"]["name"]
+    quota = {q["metadata"]["name"]: next(
+        r["nominalQuota"] for g in q["spec"]["resourceGroups"] for f in g["flavors"]
+        if f["name"] == "ironwood-sub-blocks" for r in f["resources"]
+        if r["name"] == "google.com/tpu") for q in queues}
+    assert quota == {"pretraining": 8 * 64 - 128, "evals": 128}
+
+
 def test_contract_offers_each_shape(evaluated: harness.Evaluation) -> None:
     data = harness.plain_outputs(evaluated, reveal=True)["accelstack"]
     entries = [p for p in data["slicePools"] if p["name"] == "ironwood"]
     assert [(e["accelerator"], e["sliceTopology"], e["sliceCount"], e["vmsPerSlice"])
             for e in entries] == [("tpu7x-128", "4x4x4", 8, 16), ("tpu7x-256", "4x4x8", 4, 32),
                                   ("tpu7x-512", "4x8x8", 2, 64)]
+    # One workload's slices share a block of four sub-blocks.
+    assert [e["blockSliceCount"] for e in entries] == [4, 2, 1]
     for e in entries:
         assert e["nodePools"] == [f"ironwood-{i}" for i in range(8)]
         assert "cloud.google.com/gke-tpu-topology" not in e["nodeSelector"]
@@ -298,6 +321,17 @@ def test_render_refusals(outputs: Path) -> None:
     result = run(outputs, "create", "--dry-run", "--no-resolve-image", "--image", IMAGE,
                  "--workload", "three", "--accelerator", "tpu7x-4x8x8", "--num-slices", "3")
     assert result.exit_code == 2 and "3 is more than the 2 tpu7x-512 slices" in result.stderr
+    # The pool makes two 4x8x8 slices, one per block, but one workload's slices share a
+    # block: two of them in one workload could never be placed.
+    result = run(outputs, "create", "--dry-run", "--no-resolve-image", "--image", IMAGE,
+                 "--workload", "two", "--accelerator", "tpu7x-4x8x8", "--num-slices", "2")
+    assert result.exit_code == 2
+    assert ("'--num-slices': 2 is more than the 1 4x8x8 slices one reservation block of pool "
+            "ironwood makes; a workload's dynamic slices all come from one block") \
+        in result.stderr
+    js = _render(outputs, "--workload", "two", "--accelerator", "tpu7x-4x4x8",
+                 "--num-slices", "2")  # two 4x4x8 slices fill one block's four sub-blocks
+    assert js["spec"]["replicatedJobs"][0]["replicas"] == 2
 
 
 def test_accelerators_lists_the_pools_shapes(outputs: Path) -> None:
@@ -306,6 +340,28 @@ def test_accelerators_lists_the_pools_shapes(outputs: Path) -> None:
     rows = [r for r in json.loads(result.stdout) if r["pool"] == "ironwood"]
     assert [(r["topology"], r["slices"]) for r in rows] == [("4x4x4", 8), ("4x4x8", 4),
                                                            ("4x8x8", 2)]
+    # Each shape says it is a dynamic slice, how many sub-blocks it joins, of how many.
+    assert [(r["sliceTopology"], r["subBlocksPerSlice"], r["subBlocks"],
+             r["slicesPerWorkload"]) for r in rows] == [
+        ("4x4x4", 1, 8, 4), ("4x4x8", 2, 8, 2), ("4x8x8", 4, 8, 1)]
+
+
+def test_accelerators_table_shows_the_dynamic_shapes(outputs: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["accelerators", "--outputs", str(outputs)])
+    assert result.exit_code == 0, result.output
+    header, *lines = result.stdout.splitlines()
+    assert header.split()[-4:] == ["SLICE", "SUB-BLOCKS/SLICE", "SUB-BLOCKS",
+                                   "SLICES/WORKLOAD"]
+    assert "DYNAMIC SLICE" in header
+    assert [ln.split()[-4:] for ln in lines if ln.startswith("ironwood ")] == [
+        ["4x4x4", "1", "8", "4"], ["4x4x8", "2", "8", "2"], ["4x8x8", "4", "8", "1"]]
+    # A stack without dynamic slicing pools keeps its columns.
+    fixed = stacks.write_outputs(tmp_path / "fixed.json", "v6e-training")
+    result = CliRunner().invoke(main, ["accelerators", "--outputs", str(fixed)])
+    assert result.exit_code == 0, result.output
+    assert "DYNAMIC SLICE" not in result.stdout and "SUB-BLOCKS" not in result.stdout
+    result = CliRunner().invoke(main, ["accelerators", "--outputs", str(fixed), "-o", "json"])
+    assert not any("sliceTopology" in r for r in json.loads(result.stdout))
 
 
 # -- describe reads the Slices ------------------------------------------------------------
@@ -413,3 +469,57 @@ def test_describe_of_a_fixed_pool_reads_no_slices(tmp_path: Path, server: FakeAp
     assert result.exit_code == 0 and "Dynamic slice" not in result.stdout, result.output
     assert not [r for r in server.state.requests if "accelerator.gke.io" in r.path]
     assert dynamic_spec.CONTROLLER == "accelerator.gke.io/slice"
+
+
+# Every state a Slice's Ready condition names (submit/state/slices.py MEANING), and a Slice
+# with no condition yet: what describe prints for it, and what the verdict says while the
+# workload waits (quota reserved, the slice check pending). None: the verdict is Kueue's.
+SLICE_STATES = [
+    ("SliceNotCreated", "", "GKE is checking the sub-blocks", "waiting"),
+    ("SliceCreationFailed", "partition overlap", "GKE refused the sub-blocks it was given",
+     "failed"),
+    ("ACTIVATING", "", "GKE is connecting the sub-blocks", "waiting"),
+    ("ACTIVE", "", "connected", None),
+    ("ACTIVE_DEGRADED", "", "usable, but a sub-block is degraded", None),
+    ("FAILED", "ICI links down", "GKE could not connect the sub-blocks", "failed"),
+    ("DEACTIVATING", "", "being taken apart", "waiting"),
+    ("INCOMPLETE", "", "about to be deleted", "waiting"),
+    (None, "", "not ready", "waiting"),
+]
+
+
+@pytest.mark.parametrize("reason,message,meaning,verdict", SLICE_STATES,
+                         ids=[str(s[0]) for s in SLICE_STATES])
+def test_describe_and_why_in_each_slice_state(outputs: Path, server: FakeApiServer,
+                                              reason: str | None, message: str, meaning: str,
+                                              verdict: str | None) -> None:
+    assert run(outputs, "create", "--workload", "llm", "--accelerator", "tpu7x-4x8x8",
+               "--image", IMAGE, "--no-resolve-image").exit_code == 0
+    st = server.state
+    st.jobsets[(NS, "llm")]["metadata"]["uid"] = "uid-llm"
+    st.workloads[NS] = [_workload(RESERVED, checks=[
+        {"name": "tpu-slice", "state": "Pending", "message": "waiting for the slice"}])]
+    name = "pretraining-jobset-llm-1a2b3-slice-0"
+    sl = _slice(name, reason or "ACTIVATING", message)
+    if reason is None:
+        del sl["status"]  # made, not yet reconciled: no Ready condition
+    elif reason in ("ACTIVE", "ACTIVE_DEGRADED"):
+        sl["status"]["conditions"][0]["status"] = "True"
+    st.slices = [sl]
+    result = run(outputs, "describe", "llm")
+    shown = reason or "unknown"
+    line = f"  {name}: 4x8x8, {shown}" + (f" ({meaning})" if reason else "") \
+        + (f": {message}" if message else "")
+    assert line in result.stdout.splitlines(), result.stdout
+    assert "    sub-blocks (partition ids): p-a, p-b, p-c, p-d" in result.stdout
+    said = _verdict(result)
+    if verdict == "waiting":
+        assert said == f"waiting for its slice: {name} is {shown} ({meaning})"
+    elif verdict == "failed":
+        assert said == (f"slice {name} {reason}: {message}; Kueue will place the workload on "
+                        "other sub-blocks")
+    else:  # a working slice explains nothing: Kueue's own verdict stands
+        assert "slice" not in said.split(":")[0], said
+    data = json.loads(run(outputs, "describe", "llm", "-o", "json").stdout)
+    assert [(s["name"], s["state"], s["partitionIds"]) for s in data["slices"]] == [
+        (name, shown, ["p-a", "p-b", "p-c", "p-d"])]

@@ -271,3 +271,9 @@ def _check(command: str, argv: list[str], stdout: str, server: FakeApiServer,
         assert kubeconfig["clusters"][0]["cluster"]["server"] == server.url, command
     if argv[:1] == ["accelerators"] and ("--stack" in argv or "--outputs" in argv):
         assert "POOL" in stdout.splitlines()[0], command
+    if "tpu7x-dynamic" in argv:  # docs/dynamic-slicing.md: the shapes and their annotation
+        if argv[:1] == ["accelerators"]:
+            assert "DYNAMIC SLICE" in stdout.splitlines()[0], command
+        if "--dry-run" in argv:
+            assert "cloud.google.com/gke-tpu-slice-topology: 4x8x8" in stdout, command
+            assert "cloud.google.com/gke-tpu-topology" not in stdout, command

@@ -184,7 +184,10 @@ def _shapes(r: Reader, raw: dict[str, Any], path: str, accel: Accelerator,
             # GKE's TPU slice controller (tpu-slice-controller, its JobSet webhook:
             # annotateReplicatedJobWithTopology) asks Kueue for all of a slice's pods
             # in one cloud.google.com/gce-topology-block (podset-required-topology), so a
-            # slice is made of the sub-blocks of one reservation block.
+            # slice is made of the sub-blocks of one reservation block. GKE's All Capacity
+            # mode page agrees: a block holds 144 sub-blocks (9,216 chips), the largest
+            # dynamic slice (https://docs.cloud.google.com/kubernetes-engine/docs/how-to/
+            # tpu-all-capacity-mode, terminology table).
             r.fail(at, f"{show(shape)} joins {needed} sub-blocks; the pool declares at most "
                    f"{most} in one reservation block (dynamicSlicing.reservationBlocks;"
                    " a slice's sub-blocks share a block)")

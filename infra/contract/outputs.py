@@ -235,6 +235,8 @@ def load(data: Any) -> StackOutputs:
                                                       f"{q}.checkpointing", ContractError),
             slice_topology=(_need(raw, "sliceTopology", str, q)
                             if "sliceTopology" in raw else None),
+            block_slice_count=(_need(raw, "blockSliceCount", int, q)
+                               if "blockSliceCount" in raw else None),
         )
         if info.local_ssd_gib < 0:
             raise ContractError(f"{q}.localSsdGiB: {info.local_ssd_gib} is negative")

@@ -88,6 +88,13 @@ class SlicePoolInfo:
     # shape the pool offers; ``slice_count`` is how many such slices its sub-blocks make at
     # once. None for fixed slices. Written only for such entries, optional when loading.
     slice_topology: str | None = None
+    # The most slices of ``slice_topology`` one workload may ask for: every pod of a
+    # workload's replicated job (all its slices) must be placed in one reservation block
+    # (the slice controller's JobSet webhook asks Kueue for cloud.google.com/gce-topology-
+    # block, and Kueue's JobSet pod set counts replicas x pods), so this is what the
+    # fullest block's sub-blocks make. Written only for dynamic slicing entries, optional
+    # when loading (absent: ``slice_count`` bounds a workload).
+    block_slice_count: int | None = None
 
     @property
     def chips_per_slice(self) -> int:
@@ -193,4 +200,6 @@ def pool_dict(p: SlicePoolInfo) -> dict[str, Any]:
         **({"computeClass": p.compute_class} if p.compute_class else {}),
         **({"checkpointing": p.checkpointing.to_dict()} if p.checkpointing else {}),
         **({"sliceTopology": p.slice_topology} if p.slice_topology else {}),
+        **({"blockSliceCount": p.block_slice_count}
+           if p.block_slice_count is not None else {}),
     }

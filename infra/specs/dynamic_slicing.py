@@ -67,14 +67,27 @@ def kueue_objects(cfg: StackConfig) -> list[dict[str, Any]]:
     ]
 
 
-def slices_of(pool: SlicePool, topology: str) -> int:
-    """How many slices of ``topology`` the pool's sub-blocks make at once: a slice is made
-    of the sub-blocks of one reservation block (infra/config/dynamic_slicing.py)."""
+def _per_block(pool: SlicePool, topology: str) -> list[int]:
+    """How many slices of ``topology`` each reservation block's sub-blocks make: a slice
+    is made of the sub-blocks of one block (infra/config/dynamic_slicing.py)."""
     assert pool.dynamic is not None
     gen = catalog.generation(pool.accelerator.family)
     need = sub_blocks(gen, topology) or 1
     per_block = config_dynamic.sub_blocks_per_block(pool.dynamic.sub_blocks)
-    return sum(n // need for n in per_block.values())
+    return [n // need for n in per_block.values()]
+
+
+def slices_of(pool: SlicePool, topology: str) -> int:
+    """How many slices of ``topology`` the pool's sub-blocks make at once."""
+    return sum(_per_block(pool, topology))
+
+
+def block_slices_of(pool: SlicePool, topology: str) -> int:
+    """The most slices of ``topology`` one workload may have: all of a workload's slices
+    share one block (the slice controller's JobSet webhook asks Kueue for every pod of
+    the replicated job in one cloud.google.com/gce-topology-block, and Kueue's JobSet pod
+    set is replicas x pods: kubernetes-sigs/kueue pkg/controller/jobs/jobset podsCount)."""
+    return max(_per_block(pool, topology), default=0)
 
 
 def contract_entries(pool: SlicePool, base: SlicePoolInfo) -> list[SlicePoolInfo]:
@@ -92,5 +105,6 @@ def contract_entries(pool: SlicePool, base: SlicePoolInfo) -> list[SlicePoolInfo
             capacity_mode=base.capacity_mode, node_pools=base.node_pools, zones=base.zones,
             node_selector=base.node_selector, tolerations=base.tolerations,
             resource_name=a.resource_name, networking=a.networking,
-            local_ssd_gib=base.local_ssd_gib, slice_topology=topology))
+            local_ssd_gib=base.local_ssd_gib, slice_topology=topology,
+            block_slice_count=block_slices_of(pool, topology)))
     return out

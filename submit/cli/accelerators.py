@@ -1,6 +1,8 @@
 """`submit accelerators`: list the accelerator catalog, resolve names against it, or list
-what one stack offers with --stack/--outputs: its pools, and each shape its slice classes
-can create (capacity ``class: ...``, the sources it tries in order)."""
+what one stack offers with --stack/--outputs: its pools, each shape its slice classes
+can create (capacity ``class: ...``, the sources it tries in order), and each shape its
+dynamic slicing pools join from sub-blocks (DYNAMIC SLICE, SUB-BLOCKS/SLICE, SUB-BLOCKS,
+SLICES/WORKLOAD)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,12 @@ POOL_COLUMNS = (
     ("CAPACITY", "capacityMode"), ("ZONES", "zones"),
 )
 CHECKPOINT_COLUMNS = (("CHECKPOINT RAM", "checkpointRamDisk"), ("POD MEMORY", "podMemory"))
+# Dynamic slicing (docs/dynamic-slicing.md): the shape a workload asks GKE's slice
+# controller for, the 4x4x4 sub-blocks one such slice joins, the pool's sub-blocks, and
+# the most slices one workload may have (its slices share a reservation block).
+DYNAMIC_COLUMNS = (("DYNAMIC SLICE", "sliceTopology"),
+                   ("SUB-BLOCKS/SLICE", "subBlocksPerSlice"), ("SUB-BLOCKS", "subBlocks"),
+                   ("SLICES/WORKLOAD", "slicesPerWorkload"))
 
 
 @click.command("accelerators")
@@ -86,14 +94,24 @@ def _pools(stack: str | None, outputs_file: str | None, project_dir: str,
 
     outputs = Context(stack, outputs_file, project_dir).outputs
     wanted = {e.name for e in entries}
-    rows = [{"pool": p.name, "accelerator": p.accelerator, "family": p.family,
-             "machineType": p.machine_type, "topology": p.topology,
-             "slices": p.slice_count, "capacityMode": _capacity(outputs, p),
-             "zones": ",".join(p.zones)}
-            for p in outputs.slice_pools
-            if (not names or catalog.resolve(p.accelerator).name in wanted)
-            and (not family or p.family == family)]
+    pools = [p for p in outputs.slice_pools
+             if (not names or catalog.resolve(p.accelerator).name in wanted)
+             and (not family or p.family == family)]
+    rows: list[dict[str, Any]] = [
+        {"pool": p.name, "accelerator": p.accelerator, "family": p.family,
+         "machineType": p.machine_type, "topology": p.topology, "slices": p.slice_count,
+         "capacityMode": _capacity(outputs, p), "zones": ",".join(p.zones)}
+        for p in pools]
     columns: tuple[tuple[str, str], ...] = POOL_COLUMNS
+    if any(p.slice_topology for p in outputs.slice_pools):
+        columns += DYNAMIC_COLUMNS
+        for row, p in zip(rows, pools):
+            dynamic = p.slice_topology is not None
+            row["sliceTopology"] = p.slice_topology
+            row["subBlocksPerSlice"] = (catalog.sub_blocks(catalog.resolve(p.accelerator))
+                                        if dynamic else None)
+            row["subBlocks"] = len(p.node_pools) if dynamic else None
+            row["slicesPerWorkload"] = p.block_slice_count
     if any(p.checkpointing for p in outputs.slice_pools):
         # Multi-tier checkpointing: the RAM disk each node gives up, and what a pod keeps.
         columns += CHECKPOINT_COLUMNS

@@ -209,6 +209,13 @@ def _shape(chosen: SlicePoolInfo, num_slices: int | None, num_nodes: int | None
                      else f"pool {chosen.name} has")
             raise SpecError("--num-slices", f"{replicas} is more than the {chosen.slice_count} "
                             f"{chosen.accelerator} slices {where}")
+        if chosen.block_slice_count is not None and replicas > chosen.block_slice_count:
+            # A dynamic slice: one workload's slices share a reservation block
+            # (infra/contract/parts.py block_slice_count).
+            raise SpecError("--num-slices", f"{replicas} is more than the "
+                            f"{chosen.block_slice_count} {chosen.slice_topology} slices one "
+                            f"reservation block of pool {chosen.name} makes; a workload's "
+                            "dynamic slices all come from one block")
         if replicas > 1 and chosen.vms_per_slice == 1:
             # https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice
             raise SpecError("--num-slices", f"{replicas}: {chosen.accelerator} is a single-host "
