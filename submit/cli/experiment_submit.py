@@ -133,11 +133,14 @@ def pin(exp: ex.Experiment, plans: list[trials.TrialPlan], enabled: bool, offlin
 
 def export(plans: list[trials.TrialPlan], export_dir: str, fmt: str) -> None:
     """One file per trial in --export DIR (for `submit workload apply`)."""
-    Path(export_dir).mkdir(exist_ok=True)
+    from submit.cli import export_file
+
+    export_file.make_dir(export_dir)
     for p in plans:
         text = (json.dumps(p.objects, indent=2) + "\n" if fmt == "json"
                 else yaml_documents(p.objects))
-        (Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}").write_text(text)
+        export_file.write(Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}",
+                          text)
     click.echo(f"wrote {len(plans)} trials to {export_dir}/; submitted nothing (apply one with "
                f"`submit workload apply {export_dir}/{plans[0].name}."
                f"{'json' if fmt == 'json' else 'yaml'}`)", err=True)

@@ -54,8 +54,10 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
     if after is not None:
         objs = api.hold(objs, after)
     if export_file:
-        Path(export_file).write_text(json.dumps(objs, indent=2) + "\n" if fmt == "json"
-                                     else yaml_documents(objs))
+        from submit.cli import export_file as export
+
+        export.write(export_file, json.dumps(objs, indent=2) + "\n" if fmt == "json"
+                     else yaml_documents(objs))
         click.echo(f"wrote {export_file}; applied nothing (apply it with `submit workload "
                    f"apply {export_file}`)", err=True)
     if dry_run:

@@ -151,11 +151,9 @@ def _proxy_hint(objs: list[dict[str, Any]]) -> None:
 
 
 def _export(objs: list[dict[str, Any]], fmt: str, export_file: str) -> None:
-    try:
-        Path(export_file).write_text(dump_objects(objs, fmt))
-    except OSError as e:
-        raise click.BadParameter(f"cannot write {export_file}: {e.strerror}",
-                                 param_hint="'--export'") from None
+    from submit.cli import export_file as export
+
+    export.write(export_file, dump_objects(objs, fmt))
     click.echo(f"wrote {export_file}; apply it with `submit workload apply {export_file}`",
                err=True)
 
