@@ -31,6 +31,10 @@ NOT_ON_THE_PATH = {
     "encodings.utf_8_sig": "nothing: stack_outputs drops a BOM itself",
     "pulumi": "the infra program only",
     "submit.image_pins": "the Python API's real submit",
+    "submit.bundle.registry": "resolving a tag (a submit, --export, --resolve-image)",
+    "submit.bundle.resolve": "resolving a tag",
+    "requests": "a registry or a cluster",
+    "socket": "a registry or a cluster",
     "submit.render.mounts": "--mount",
     "submit.render.gpu_net": "GPU pools",
     "submit.render.dranet": "pools that run DRANET",
@@ -43,7 +47,7 @@ import contextlib, io, json, sys
 sys.argv = ["submit", "workload", "--outputs", {outputs!r}, "create", "--workload", "w",
             "--accelerator", "v5litepod-16", "--num-slices", "2", "--image",
             "us-docker.pkg.dev/p/r/maxtext:1", "--command", "python3 train.py", "--env", "A=1",
-            "--dry-run", "--no-resolve-image"]
+            "--dry-run"]  # as a user types it: a tag, no --no-resolve-image (issue 34)
 from submit.cli import main
 out = io.StringIO()
 try:

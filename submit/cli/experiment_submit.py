@@ -119,14 +119,15 @@ def with_script_image(ctx: Context, exp: ex.Experiment, script_dir: str, code: C
     return replace(exp, base={**exp.base, "image": image})
 
 
-def pin(exp: ex.Experiment, plans: list[trials.TrialPlan], enabled: bool, offline_ok: bool) -> None:
+def pin(exp: ex.Experiment, plans: list[trials.TrialPlan], resolve_image: bool | None, *,
+        dry_run: bool, export: bool) -> None:
     """Every trial's image by digest: the base's and the swept ones, each resolved once."""
-    from submit.cli.image_pin import resolve_all
+    from submit.cli.image_pin import resolve_all_for
     from submit.render.jobset import pin_images
 
     images = [exp.base.get("image"), *(v for t in exp.trials for k, v in t.params
                                        if k == "image")]
-    pins = resolve_all(images, enabled=enabled, offline_ok=offline_ok)
+    pins = resolve_all_for(images, resolve_image, dry_run=dry_run, export=export)
     for p in plans:
         pin_images(p.objects, pins)
 

@@ -10,7 +10,7 @@ import click
 
 from submit import api
 from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
-from submit.cli.image_pin import resolve_all, resolve_image_option
+from submit.cli.image_pin import resolve_all_for, resolve_image_option
 from submit.cli.output import yaml_documents
 from submit.experiment import group as gr
 from submit.render import spec as sp
@@ -31,7 +31,7 @@ from submit.render.spec import SpecError
 @resolve_image_option
 @pass_ctx
 def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: str | None,
-                 replace: bool, after: str | None, resolve_image: bool) -> None:
+                 replace: bool, after: str | None, resolve_image: bool | None) -> None:
     """Render a workload of several roles (one JobSet, gang-scheduled) and apply it."""
     with bad_input():
         if after is not None:
@@ -49,8 +49,9 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
         objs = gr.render_group(group, ctx.outputs)
     except gr.GroupError as e:
         raise click.BadParameter(e.message, param_hint="'FILE'") from None
-    pin_images(objs, resolve_all([r.options.get("image") for r in group.roles],
-                                 enabled=resolve_image, offline_ok=dry_run or bool(export_file)))
+    pin_images(objs, resolve_all_for([r.options.get("image") for r in group.roles],
+                                     resolve_image, dry_run=dry_run,
+                                     export=bool(export_file)))
     if after is not None:
         objs = api.hold(objs, after)
     if export_file:

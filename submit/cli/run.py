@@ -167,7 +167,7 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
         if not opts.builds_image:
             from submit.cli.image_pin import resolve_all
 
-            pins.update(resolve_all([opts.image], enabled=opts.resolve_image,
+            pins.update(resolve_all([opts.image], enabled=opts.resolve_image is not False,
                                     offline_ok=False))
 
     def render(outputs: Any) -> list[list[dict[str, Any]]]:
@@ -310,7 +310,7 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         click.echo("\n".join(pl.dry_run_lines(plan, offer.pools, work.describe)))
         click.echo("--dry-run: nothing made, nothing contacted"
                    + ("; an image given by tag is pinned by digest when the run submits it"
-                      if options.get("resolve_image", True) else ""), err=True)
+                      if options.get("resolve_image") is not False else ""), err=True)
         return
     pin()
     command = _pulumi()

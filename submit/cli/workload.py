@@ -91,11 +91,11 @@ def create(ctx: Context, /, **options: Any) -> None:
             click.echo(f"fleet {fleet.name}: workers that can run it: {', '.join(able)} "
                        "(MultiKueue runs it on the first to admit it)", err=True)
     if not o.builds_image:
-        from submit.cli.image_pin import resolve_all
+        from submit.cli.image_pin import resolve_all_for
         from submit.render.jobset import pin_images
 
-        pin_images(objs, resolve_all([o.image], enabled=o.resolve_image,
-                                     offline_ok=o.dry_run or bool(o.export_file)))
+        pin_images(objs, resolve_all_for([o.image], o.resolve_image, dry_run=o.dry_run,
+                                         export=bool(o.export_file)))
     if o.after is not None:
         from submit import api
 
