@@ -250,7 +250,7 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
 
     Exit codes: 0 done; 1 a snapshot differs (--check-snapshots); 2 usage, or a stack file
     or its config is invalid (one line per problem, FILE:LINE: ...; nothing is written);
-    3 a policy rule is violated and not waived (--policy).
+    3 a policy rule is violated and not waived (--policy); 130 interrupted (Ctrl-C).
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs = _evaluate(paths)
@@ -336,9 +336,12 @@ def _evaluate(paths: list[Path]) -> list[dict[str, Any]]:
 
 
 def _write_outputs(doc: dict[str, Any], outputs_file: str) -> None:
+    from infra.preview.interrupt import writing
+
     try:
-        Path(outputs_file).write_text(json.dumps(doc["outputs"], indent=2,
-                                                 sort_keys=True) + "\n")
+        with writing():
+            Path(outputs_file).write_text(json.dumps(doc["outputs"], indent=2,
+                                                     sort_keys=True) + "\n")
     except OSError as e:
         raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
                                  param_hint="'--outputs'") from None
@@ -351,8 +354,11 @@ def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: 
     differences; whether it differs."""
     snap = snapshot_path(doc["stack"], root)
     if update:
+        from infra.preview.interrupt import writing
+
         snap.parent.mkdir(parents=True, exist_ok=True)
-        snap.write_text(dump(doc))
+        with writing():
+            snap.write_text(dump(doc))
         click.echo(f"wrote {snap}", err=True)
         return False
     if not (show_diff or check):
