@@ -249,8 +249,14 @@ CASES = [
     Case("project-dir-missing", ["list"], "--project-dir", "'{tmp}/nope' is not a directory",
          group=["workload", "--stack", "dev", "--project-dir", "{tmp}/nope"]),
     Case("outputs-missing", ["list"], "--outputs",
-         "cannot read outputs file {tmp}/nope.json: No such file or directory",
+         "no outputs file {tmp}/nope.json; write one offline with `accelstack-preview nope "
+         "--quiet --outputs {tmp}/nope.json`, or from a deployed stack with `pulumi stack "
+         "output --json --show-secrets > {tmp}/nope.json`",
          group=["workload", "--outputs", "{tmp}/nope.json"]),
+    Case("outputs-empty", ["list"], "--outputs", "{tmp}/empty.json: not an accelstack "
+         "stack's outputs: no `accelstack` output holding a contractVersion (its keys: none); "
+         "write it with `accelstack-preview STACK --outputs FILE` or `pulumi stack output "
+         "--json --show-secrets`", group=["workload", "--outputs", "{tmp}/empty.json"]),
     Case("outputs-binary", ["list"], "--outputs", "{tmp}/model.bin is not a text file (not "
          "UTF-8); give the JSON of `pulumi stack output --json --show-secrets`",
          group=["workload", "--outputs", "{tmp}/model.bin"]),
@@ -274,7 +280,9 @@ CASES = [
          "'my stack' is not a stack name (letters, digits, '-', '_' and '.', optionally as "
          "ORG/STACK or ORG/PROJECT/STACK)", group=["workload"]),
     Case("outputs-after-command-missing", ["list", "--outputs", "{tmp}/nope.json"],
-         "--outputs", "cannot read outputs file {tmp}/nope.json: No such file or directory",
+         "--outputs", "no outputs file {tmp}/nope.json; write one offline with "
+         "`accelstack-preview nope --quiet --outputs {tmp}/nope.json`, or from a deployed "
+         "stack with `pulumi stack output --json --show-secrets > {tmp}/nope.json`",
          group=["workload"]),
     # -- cluster credentials ------------------------------------------------------------------
     Case("credentials-kubeconfig-not-yaml", ["--kubeconfig", "{tmp}/broken.yaml"],
@@ -339,6 +347,7 @@ def _files(tmp: Path) -> None:
     (tmp / "name.env").write_text("2FA=s3cr3t\n")
     (tmp / "dup.env").write_text("LR=0.1\n# again\n\nLR=s3cr3t\n")
     (tmp / "model.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    (tmp / "empty.json").write_text("{}\n")
     (tmp / "nul.txt").write_bytes(b"lr: 0.1\x00\n")
     (tmp / "big.txt").write_bytes(b"x" * (MAX_CONFIG_BYTES + 1))
     (tmp / "broken.yaml").write_text("kind: [JobSet\n")
