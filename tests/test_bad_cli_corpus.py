@@ -104,8 +104,8 @@ CASES = [
     Case("max-restarts-negative", _create("--max-restarts", "-1"), "--max-restarts",
          "-1 is below 0"),
     Case("ttl-negative", _create("--ttl", "-60"), "--ttl",
-         "'-60' is not a duration: give seconds or a number with s, m, h or d (such as 3600 or "
-         "12h), or 'none' to keep the finished workload"),
+         "'-60' is not a duration: give a number of seconds, or Go/kubectl syntax such as 90s, "
+         "30m, 12h or 1h30m (or 7d), or 'none' to keep the finished workload"),
     Case("ttl-int32", _create("--ttl", "9999999999"), "--ttl",
          "'9999999999' is more than 2147483647 seconds"),
     Case("grace-negative", _create("--termination-grace-period", "-1"),

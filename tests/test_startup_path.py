@@ -25,7 +25,7 @@ NOT_ON_THE_PATH = {
     "submit.render.pathways": "--pathways",
     "submit.render.pathways_options": "--pathways and its flags",
     "submit.state.status": "commands that read a cluster's state",
-    "submit.cli.duration": "options given a duration (--ttl, --timeout)",
+    "submit.render.duration": "options given a duration (--ttl, --timeout)",
     "submit.cluster.kube": "commands that reach a cluster",
     "difflib": "a mistyped name's suggestion",
     "encodings.utf_8_sig": "nothing: stack_outputs drops a BOM itself",

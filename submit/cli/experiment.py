@@ -85,9 +85,15 @@ def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dr
     code = Code(script_dir, base_image, image_repository)
     create_steps.check_options(sweep, out, code)
     exp = create_steps.load(sweep, code)
+    # The kubeconfig is a local input too: a bad one is said before any registry is asked.
+    submits = not (out.dry_run or out.export_dir)
+    if submits and code.script_dir is not None:
+        ctx.cluster  # noqa: B018
     if code.script_dir is not None:
         exp = create_steps.with_script_image(ctx, exp, code.script_dir, code, not out.dry_run)
     plans = create_steps.plan(exp, ctx)
+    if submits and code.script_dir is None:
+        ctx.cluster  # noqa: B018
     if code.script_dir is None:  # (a built image is named by digest already)
         create_steps.pin(exp, plans, resolve_image, dry_run=out.dry_run,
                          export=bool(out.export_dir))

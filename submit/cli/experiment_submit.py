@@ -148,11 +148,13 @@ def export(plans: list[trials.TrialPlan], export_dir: str, fmt: str) -> None:
 
 
 def print_dry_run(exp: ex.Experiment, plans: list[trials.TrialPlan], fmt: str) -> None:
+    """The trial table for people on stderr; stdout holds only the document (JSON, or YAML
+    documents), so that it can be piped to a parser."""
     click.echo(table(trials.table(exp, plans), [("TRIAL", "trial")] +
-                     [(k.upper(), k) for k in exp.keys]), nl=False)
+                     [(k.upper(), k) for k in exp.keys]), nl=False, err=True)
     objs = [o for p in plans for o in p.objects]
-    click.echo(json.dumps(objs, indent=2) if fmt == "json"
-               else "---\n" + yaml_documents(objs), nl=False)
+    click.echo(json.dumps(objs, indent=2) if fmt == "json" else yaml_documents(objs),
+               nl=False)
 
 
 def submit(ctx: Context, exp: ex.Experiment, plans: list[trials.TrialPlan],

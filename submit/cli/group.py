@@ -49,6 +49,9 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
         objs = gr.render_group(group, ctx.outputs)
     except gr.GroupError as e:
         raise click.BadParameter(e.message, param_hint="'FILE'") from None
+    if not (dry_run or export_file):
+        # A local input: a bad kubeconfig is said before any registry is asked.
+        ctx.cluster  # noqa: B018
     pin_images(objs, resolve_all_for([r.options.get("image") for r in group.roles],
                                      resolve_image, dry_run=dry_run,
                                      export=bool(export_file)))

@@ -104,7 +104,7 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
                 ctx: click.Context | None) -> float:
         if isinstance(value, (int, float)):
             return float(value)
-        from submit.cli import duration  # late: only a command given a duration parses one
+        from submit.render import duration  # late: only a command given a duration parses one
 
         try:
             return duration.parse(str(value))

@@ -73,6 +73,11 @@ def create(ctx: Context, /, **options: Any) -> None:
     """Render a workload for the stack, check it, and apply it (or print it)."""
     o = CreateOptions(**options)
     wl = _checked(o)
+    # The kubeconfig is a local input too: a bad one is said before any registry is asked
+    # (after the options' own checks, which are bad input, exit 2).
+    submits = not (o.dry_run or o.export_file)
+    if submits and o.builds_image:
+        ctx.cluster  # noqa: B018
     if o.builds_image:
         from submit.cli.bundle import script_image  # late: only --script-dir needs HTTP
 
@@ -90,6 +95,8 @@ def create(ctx: Context, /, **options: Any) -> None:
             able = wl.spec(ctx.outputs).fleet_workers
             click.echo(f"fleet {fleet.name}: workers that can run it: {', '.join(able)} "
                        "(MultiKueue runs it on the first to admit it)", err=True)
+    if submits and not o.builds_image:
+        ctx.cluster  # noqa: B018
     if not o.builds_image:
         from submit.cli.image_pin import resolve_all_for
         from submit.render.jobset import pin_images
