@@ -130,6 +130,18 @@ class LazyGroup(click.Group):
             self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.NoSuchOption as e:
+            # An xpk flag gets the option that does its job, not the nearest spelling.
+            from submit.cli.xpk_flags import hint
+
+            said = hint(e.option_name)
+            if said is None:
+                raise
+            raise click.NoSuchOption(e.option_name, message=said, ctx=e.ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: Any) -> None:
         rows = []
         for name in self.list_commands(ctx):
