@@ -25,8 +25,9 @@ STACKS_DIR = Path("stacks")
 
 
 def _stack_path(ref: str, root: Path = Path(".")) -> Path:
+    """STACK as typed: a file (a .yaml or .yml name, or any path) or a stack name."""
     path = Path(ref)
-    if path.suffix == ".yaml":
+    if path.suffix in (".yaml", ".yml") or "/" in ref or os.sep in ref:
         return path
     return root / STACKS_DIR / f"Pulumi.{ref}.yaml"
 
@@ -46,10 +47,11 @@ def _no_stack(path: Path, root: Path) -> str:
 
     names = sorted(p.name[len("Pulumi."):-len(".yaml")]
                    for p in (root / STACKS_DIR).glob("Pulumi.*.yaml"))
-    typed = path.name[len("Pulumi."):-len(".yaml")] if path.name.startswith("Pulumi.") \
-        else path.stem
+    typed = path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     close = difflib.get_close_matches(typed, names, n=2, cutoff=0.5)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    if path.suffix == ".yml":
+        hint += " (Pulumi reads stack files named Pulumi.<stack>.yaml)"
     return (f"{path}: no such stack file{hint} (stacks: {', '.join(names) or 'none'})")
 
 
@@ -237,13 +239,16 @@ def _show(value: Any, present: bool) -> str:
                    "instead of its desired state.")
 @click.option("--quiet", is_flag=True,
               help="Do not print the desired state (nor its summary).")
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True, help="Format of the desired state: YAML documents with the "
+              "summary as comments, or JSON (one object per stack, a list for several).")
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
               help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
                    "[default: the nearest directory at or above this one with a "
                    "Pulumi.yaml].")
 def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
          check_snapshots: bool, update_snapshots: bool, run_policy: bool, summary_only: bool,
-         quiet: bool,
+         quiet: bool, fmt: str,
          project_dir: str | None) -> None:
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
@@ -259,7 +264,13 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
             click.echo(f"{doc['stack']}: warning: {warning}", err=True)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
     try:
-        for doc in docs if not quiet else []:
+        if fmt == "json" and not quiet and not summary_only:
+            click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2,
+                                  sort_keys=True))
+            docs_shown: list[dict[str, Any]] = []
+        else:
+            docs_shown = docs if not quiet else []
+        for doc in docs_shown:
             if summary_only:
                 click.echo("\n".join(summary(doc, by_type=False)))
                 continue
@@ -277,6 +288,9 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         click.echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
                    "`accelstack-preview --update-snapshots`", err=True)
         sys.exit(EXIT_CHANGED)
+    if check_snapshots:
+        click.echo(f"snapshots up to date: {len(docs)} stack{'s' if len(docs) != 1 else ''} "
+                   f"({', '.join(d['stack'] for d in docs)})", err=True)
     if failed:
         sys.exit(EXIT_POLICY)
 
