@@ -23,7 +23,7 @@ import yaml
 
 from infra.record import field_names
 from submit.cli.create_options import CreateOptions, create_options
-from submit.cli.options import DURATION
+from submit.cli.options import DURATION, complete
 from submit.ephemeral import plan as pl
 
 _NOT_FOR_RUN = ("dry_run", "fmt", "export_file", "replace", "after")
@@ -241,7 +241,7 @@ def _pulumi() -> Any:
 
 
 @click.command("run")
-@click.argument("stack")
+@click.argument("stack", shell_complete=complete("run_stacks"))
 @click.option("--name", "run_name", metavar="RUN", help="The run: names its stack and its cluster "
               "(1-24 lowercase letters, digits, '-'). Default: the --workload name.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
