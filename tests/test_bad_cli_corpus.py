@@ -192,8 +192,8 @@ CASES = [
          "{tmp}/nul.txt is not a text file (it holds NUL bytes)"),
     Case("config-file-too-large", _create("--config-file", "{tmp}/big.txt"), "--config-file",
          f"{{tmp}}/big.txt is {MAX_CONFIG_BYTES + 1} bytes; a ConfigMap holds at most 1 MiB"),
-    Case("export-no-directory", _create("--export", "{tmp}/no/such/dir/w1.yaml"), "--export",
-         "{tmp}/no/such/dir/w1.yaml: its directory does not exist"),
+    Case("export-under-a-file", _create("--export", "{tmp}/model.bin/dir/w1.yaml"), "--export",
+         "{tmp}/model.bin/dir/w1.yaml: {tmp}/model.bin is a file, not a directory"),
     # -- apply FILE ---------------------------------------------------------------------------
     Case("apply-missing", ["apply", "{tmp}/nope.yaml"], "FILE",
          "File '{tmp}/nope.yaml' does not exist."),

@@ -61,3 +61,17 @@ def test_every_stack_example_has_its_offline_route(page: str) -> None:
     missing = sorted({s for a in argvs if (s := _value(a, "--stack")) is not None
                       and not any(stack == s and f in read for stack, f in previews)})
     assert missing == [], f"{page}: --stack examples without the offline route for {missing}"
+
+
+def test_every_export_the_docs_write_lands_in_a_git_ignored_folder() -> None:
+    """Following the docs must not leave untracked files in the checkout (issue 34)."""
+    import subprocess
+
+    from conftest import ROOT
+
+    paths = sorted({v for page in PAGES for a in _argvs(page)
+                    if (v := _value(a, "--export")) is not None})
+    assert paths, "the docs show no --export"
+    checked = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=ROOT,
+                             capture_output=True, text=True)
+    assert sorted(checked.stdout.split()) == paths, "--export paths git would not ignore"

@@ -83,7 +83,7 @@ def test_readme_section_runs(tmp_path: Path, server: FakeApiServer,
             assert "Trials:       4 (2 Held, 2 Pending)" in r.output
         if "wait" in args:
             assert r.output.endswith("experiment lr-sweep: all 4 trials succeeded\n")
-    assert sorted(p.name for p in (tmp_path / "trials").iterdir()) == [
+    assert sorted(p.name for p in (tmp_path / "exports" / "trials").iterdir()) == [
         f"scaling-{i}.yaml" for i in range(4)]
     assert ("training", "train-eval") in server.state.jobsets
     train = server.state.jobsets[("training", "train")]

@@ -51,11 +51,11 @@ def check_options(sweep: Sweep, out: Output, code: Code) -> None:
     with bad_input():
         sp.check_range("--max-trials", sweep.max_trials, 1)
         sp.check_range("--max-running", sweep.max_running, 1)
-        export_dir = out.export_dir
-        if export_dir and (Path(export_dir).exists() and not Path(export_dir).is_dir()
-                           or not Path(export_dir).resolve().parent.is_dir()):
-            raise SpecError("--export", f"{export_dir}: not a directory, nor one that can be "
-                            "created (its parent does not exist)")
+        from submit.cli import export_file
+
+        bad = export_file.problem(out.export_dir, directory=True) if out.export_dir else None
+        if bad:
+            raise SpecError("--export", bad)
     if code.base_image is not None and code.script_dir is None:
         raise click.BadParameter("needs --script-dir (the directory to add to it)",
                                  param_hint="'--base-image'")

@@ -36,8 +36,11 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
     with bad_input():
         if after is not None:
             sp.check_workload_name(after, "--after")
-        if export_file and not Path(export_file).resolve().parent.is_dir():
-            raise SpecError("--export", f"{export_file}: its directory does not exist")
+        from submit.cli import export_file as export
+
+        bad = export.problem(export_file) if export_file else None
+        if bad:
+            raise SpecError("--export", bad)
     try:
         text = Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

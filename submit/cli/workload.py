@@ -143,8 +143,11 @@ def _checked(o: CreateOptions) -> Any:
         wl.check()
         if o.after is not None:
             sp.check_workload_name(o.after, "--after")
-        if o.export_file and not Path(o.export_file).resolve().parent.is_dir():
-            raise SpecError("--export", f"{o.export_file}: its directory does not exist")
+        from submit.cli import export_file as export
+
+        bad = export.problem(o.export_file) if o.export_file else None
+        if bad:
+            raise SpecError("--export", bad)
     return wl
 
 
