@@ -1,6 +1,6 @@
 """Cold `submit workload create --dry-run` for a TPU multislice workload: process start to
-YAML out, as a user types it (an image given by tag). Target: median <= 150 ms, and within 1.3x of a bare `import click, yaml` measured
-in the same run, interleaved, as the median of each run's ratio to the floor timed just
+YAML out, as a user types it (an image given by tag). Target: median <= 150 ms, and
+within 1.3x of a bare `import click, yaml` measured in the same run, interleaved, as the median of each run's ratio to the floor timed just
 before it (the floor any Click + PyYAML tool pays; `python -c pass` is reported too). docs/benchmarks.md states the same targets and the last figures.
 Also checks that the render path loads no pulumi, no Kubernetes client and no subprocess.
 
