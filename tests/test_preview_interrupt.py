@@ -17,9 +17,10 @@ from conftest import ROOT
 PREVIEW = str(Path(sys.executable).with_name("accelstack-preview"))
 
 
-@pytest.mark.parametrize("after", [0.3, 1.5, 5.0])
+@pytest.mark.parametrize("after", [0.3, 1.0, 2.0])
 def test_ctrl_c_stops_with_130_and_no_traceback(after: float) -> None:
-    # Every stack: far longer than the signal's delay.
+    # Every stack: several seconds even on an idle machine, longer than the signal's delay
+    # (a signal during the interpreter's own shutdown would meet Python's default handler).
     proc = subprocess.Popen([PREVIEW, "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     time.sleep(after)
