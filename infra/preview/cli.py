@@ -280,7 +280,9 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     except BrokenPipeError:
         _reader_gone()
     if outputs_file:
-        _write_outputs(docs[0], outputs_file, paths[0])
+        from infra.preview.outputs_file import write
+
+        write(docs[0], outputs_file, paths[0])
     changed = [doc["stack"] for doc in docs
                if _snapshot_changed(doc, root, update_snapshots, show_diff, check_snapshots)]
     failed = run_policy and _policy_failed(docs)
@@ -347,54 +349,6 @@ def _evaluate(paths: list[Path]) -> list[dict[str, Any]]:
     if problems:
         raise BadStack(problems)
     return docs
-
-
-def _masked_kubeconfigs(value: Any) -> Any:
-    from infra.preview.harness import MASK
-
-    if isinstance(value, dict):
-        return {k: MASK if k == "kubeconfig" else _masked_kubeconfigs(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked_kubeconfigs(v) for v in value]
-    return value
-
-
-def file_outputs(doc: dict[str, Any], path: Path) -> dict[str, Any]:
-    """The outputs --outputs writes: the document's, where a whole output is a secret only
-    for the kubeconfigs inside it (a fleet's manager and workers contracts) those outputs
-    with only their kubeconfigs masked, so that `submit ... --outputs FILE --dry-run` reads
-    a fleet offline as it reads a cluster stack."""
-    from infra.preview.harness import MASK, evaluate_file, plain_outputs
-
-    outputs: dict[str, Any] = doc["outputs"]
-
-    def masked_beyond_kubeconfigs(value: Any) -> bool:
-        if isinstance(value, dict):
-            return any(masked_beyond_kubeconfigs(v) for k, v in value.items()
-                       if k != "kubeconfig")
-        if isinstance(value, list):
-            return any(masked_beyond_kubeconfigs(v) for v in value)
-        return bool(value == MASK)
-
-    if not masked_beyond_kubeconfigs(outputs):
-        return outputs
-    revealed: dict[str, Any] = _masked_kubeconfigs(plain_outputs(evaluate_file(path),
-                                                                 reveal=True))
-    return revealed
-
-
-def _write_outputs(doc: dict[str, Any], outputs_file: str, path: Path) -> None:
-    from infra.preview.interrupt import writing
-
-    text = json.dumps(file_outputs(doc, path), indent=2, sort_keys=True) + "\n"
-    try:
-        with writing():
-            Path(outputs_file).write_text(text)
-    except OSError as e:
-        raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
-                                 param_hint="'--outputs'") from None
-    click.echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)", err=True)
 
 
 def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: bool,
