@@ -33,7 +33,13 @@ from __future__ import annotations
 
 import sys
 from _thread import get_ident
-from typing import Any, Callable, TypeVar, dataclass_transform
+from typing import Any, Callable, TypeVar
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # typing has it from 3.11 (PEP 681), frozen_default from 3.12 (accepted as a keyword
+    # before); typing_extensions 4.5.0 has both. The project supports 3.10 (pyproject.toml).
+    from typing_extensions import dataclass_transform
 
 T = TypeVar("T", bound=type)
 R = TypeVar("R")

@@ -104,8 +104,8 @@ CASES = [
     Case("max-restarts-negative", _create("--max-restarts", "-1"), "--max-restarts",
          "-1 is below 0"),
     Case("ttl-negative", _create("--ttl", "-60"), "--ttl",
-         "'-60' is not a duration: give seconds or a number with s, m, h or d (such as 3600 or "
-         "12h), or 'none' to keep the finished workload"),
+         "'-60' is not a duration: give a number of seconds, or Go/kubectl syntax such as 90s, "
+         "30m, 12h or 1h30m (or 7d), or 'none' to keep the finished workload"),
     Case("ttl-int32", _create("--ttl", "9999999999"), "--ttl",
          "'9999999999' is more than 2147483647 seconds"),
     Case("grace-negative", _create("--termination-grace-period", "-1"),
@@ -192,8 +192,8 @@ CASES = [
          "{tmp}/nul.txt is not a text file (it holds NUL bytes)"),
     Case("config-file-too-large", _create("--config-file", "{tmp}/big.txt"), "--config-file",
          f"{{tmp}}/big.txt is {MAX_CONFIG_BYTES + 1} bytes; a ConfigMap holds at most 1 MiB"),
-    Case("export-no-directory", _create("--export", "{tmp}/no/such/dir/w1.yaml"), "--export",
-         "{tmp}/no/such/dir/w1.yaml: its directory does not exist"),
+    Case("export-under-a-file", _create("--export", "{tmp}/model.bin/dir/w1.yaml"), "--export",
+         "{tmp}/model.bin/dir/w1.yaml: {tmp}/model.bin is a file, not a directory"),
     # -- apply FILE ---------------------------------------------------------------------------
     Case("apply-missing", ["apply", "{tmp}/nope.yaml"], "FILE",
          "File '{tmp}/nope.yaml' does not exist."),
@@ -249,8 +249,14 @@ CASES = [
     Case("project-dir-missing", ["list"], "--project-dir", "'{tmp}/nope' is not a directory",
          group=["workload", "--stack", "dev", "--project-dir", "{tmp}/nope"]),
     Case("outputs-missing", ["list"], "--outputs",
-         "cannot read outputs file {tmp}/nope.json: No such file or directory",
+         "no outputs file {tmp}/nope.json; write one offline with `accelstack-preview nope "
+         "--quiet --outputs {tmp}/nope.json`, or from a deployed stack with `pulumi stack "
+         "output --json --show-secrets > {tmp}/nope.json`",
          group=["workload", "--outputs", "{tmp}/nope.json"]),
+    Case("outputs-empty", ["list"], "--outputs", "{tmp}/empty.json: not an accelstack "
+         "stack's outputs: no `accelstack` output holding a contractVersion (its keys: none); "
+         "write it with `accelstack-preview STACK --outputs FILE` or `pulumi stack output "
+         "--json --show-secrets`", group=["workload", "--outputs", "{tmp}/empty.json"]),
     Case("outputs-binary", ["list"], "--outputs", "{tmp}/model.bin is not a text file (not "
          "UTF-8); give the JSON of `pulumi stack output --json --show-secrets`",
          group=["workload", "--outputs", "{tmp}/model.bin"]),
@@ -274,7 +280,9 @@ CASES = [
          "'my stack' is not a stack name (letters, digits, '-', '_' and '.', optionally as "
          "ORG/STACK or ORG/PROJECT/STACK)", group=["workload"]),
     Case("outputs-after-command-missing", ["list", "--outputs", "{tmp}/nope.json"],
-         "--outputs", "cannot read outputs file {tmp}/nope.json: No such file or directory",
+         "--outputs", "no outputs file {tmp}/nope.json; write one offline with "
+         "`accelstack-preview nope --quiet --outputs {tmp}/nope.json`, or from a deployed "
+         "stack with `pulumi stack output --json --show-secrets > {tmp}/nope.json`",
          group=["workload"]),
     # -- cluster credentials ------------------------------------------------------------------
     Case("credentials-kubeconfig-not-yaml", ["--kubeconfig", "{tmp}/broken.yaml"],
@@ -342,6 +350,7 @@ def _files(tmp: Path) -> None:
     (tmp / "name.env").write_text("2FA=s3cr3t\n")
     (tmp / "dup.env").write_text("LR=0.1\n# again\n\nLR=s3cr3t\n")
     (tmp / "model.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    (tmp / "empty.json").write_text("{}\n")
     (tmp / "nul.txt").write_bytes(b"lr: 0.1\x00\n")
     (tmp / "big.txt").write_bytes(b"x" * (MAX_CONFIG_BYTES + 1))
     (tmp / "broken.yaml").write_text("kind: [JobSet\n")

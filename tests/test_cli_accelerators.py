@@ -138,7 +138,7 @@ def test_unknown_family_is_a_usage_error() -> None:
 
 
 def test_listing_everything_covers_every_family() -> None:
-    code, out, _ = run("-o", "json")
+    code, out, _ = run("--all", "-o", "json")
     assert code == 0
     data = json.loads(out)
     assert {d["family"] for d in data} == set(catalog.families())
@@ -148,8 +148,22 @@ def test_listing_everything_covers_every_family() -> None:
         assert name in {d["name"] for d in data}
 
 
+def test_by_default_one_row_per_family() -> None:
+    # The whole catalog is over a thousand rows (issue 34): by default one per family.
+    code, out, err = run()
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["FAMILY", "KIND", "ENTRIES", "SMALLEST", "LARGEST"]
+    assert [ln.split()[0] for ln in lines[1:]] == catalog.families()
+    assert sum(int(ln.split()[2]) for ln in lines[1:]) == len(list(catalog.all_accelerators()))
+    assert lines[1].split() == ["v4", "tpu", lines[1].split()[2], "v4-8", "v4-8x8x64"]
+    assert err.startswith(f"{len(list(catalog.all_accelerators()))} entries in "
+                          f"{len(catalog.families())} families: --family F lists one family, "
+                          "--all every entry")
+
+
 def test_listing_table_has_header_and_one_row_per_entry() -> None:
-    code, out, _ = run()
+    code, out, _ = run("--all")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["NAME", "FAMILY", "MACHINE", "TYPE", "TOPOLOGY", "CHIPS/VM",

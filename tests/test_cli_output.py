@@ -15,6 +15,18 @@ from submit.render.jobset import render
 from test_render_golden import CASES, spec_for
 
 
+class _PythonDumper(yaml.SafeDumper):
+    """PyYAML's pure-Python SafeDumper with the CLI's one style choice: a long list of
+    integers in flow style (output.flow_list)."""
+
+    def represent_list(self, data: list[object]) -> yaml.Node:
+        return self.represent_sequence("tag:yaml.org,2002:seq", data,
+                                       flow_style=output.flow_list(data))
+
+
+_PythonDumper.add_representer(list, _PythonDumper.represent_list)
+
+
 def test_the_c_emitter_is_used_where_available() -> None:
     assert issubclass(output.DUMPER, getattr(yaml, "CSafeDumper", yaml.SafeDumper))
     assert hasattr(yaml, "CSafeDumper"), "PyYAML without libyaml: the slow emitter is used"
@@ -24,7 +36,7 @@ def test_the_c_emitter_is_used_where_available() -> None:
 def test_same_yaml_as_the_python_emitter(case: Path) -> None:
     objs = render(spec_for(case))
     for doc in (objs, objs[-1:]):
-        python = yaml.dump(output.as_document(doc), Dumper=yaml.SafeDumper, sort_keys=False)
+        python = yaml.dump(output.as_document(doc), Dumper=_PythonDumper, sort_keys=False)
         assert output.dump_objects(doc, "yaml") == python
 
 
@@ -60,3 +72,13 @@ def test_shared_containers_are_written_out_not_anchored() -> None:
     # Renders may share one list between objects; safe_dump would write &id001 / *id001.
     shared = [{"key": "a"}]
     assert "&" not in output.yaml_text({"x": shared, "y": shared})
+
+
+def test_exit_codes_are_a_few_lines_not_one_each() -> None:
+    # podFailurePolicy's default codes, 42 and 127-255 (issue 34): 130 values.
+    objs = render(spec_for(next(c for c in CASES if c.name == "no-flags")))
+    text = output.dump_objects(objs, "yaml")
+    values = [ln for ln in text.splitlines() if ln.strip().startswith("values: [42, 127,")]
+    assert values, "the exit codes are written in flow style"
+    assert len(text.splitlines()) < len(yaml.safe_dump_all(objs).splitlines()) - 100
+    assert yaml.safe_load(text) == output.as_document(objs)

@@ -238,12 +238,12 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("v5e-spot", {"--priority": "urgent"}, "--priority", "'urgent' is not a priority class of "
      "the stack; allowed: very-low, low, medium, high, very-high, or 'none'"),
     ("v5e-spot", {"--max-restarts": "-1"}, "--max-restarts", "-1 is below 0"),
-    ("v5e-spot", {"--ttl": "-60"}, "--ttl", "'-60' is not a duration: give seconds or a "
-     "number with s, m, h or d (such as 3600 or 12h), or 'none' to keep the finished "
-     "workload"),
-    ("v5e-spot", {"--ttl": "12x"}, "--ttl", "'12x' is not a duration: give seconds or a "
-     "number with s, m, h or d (such as 3600 or 12h), or 'none' to keep the finished "
-     "workload"),
+    ("v5e-spot", {"--ttl": "-60"}, "--ttl", "'-60' is not a duration: give a number of "
+     "seconds, or Go/kubectl syntax such as 90s, 30m, 12h or 1h30m (or 7d), or 'none' to "
+     "keep the finished workload"),
+    ("v5e-spot", {"--ttl": "12x"}, "--ttl", "'12x' is not a duration: give a number of "
+     "seconds, or Go/kubectl syntax such as 90s, 30m, 12h or 1h30m (or 7d), or 'none' to "
+     "keep the finished workload"),
     ("v5e-spot", {"--restart-on-exit-codes": "200-150"}, "--restart-on-exit-codes",
      f"'200-150' {MSG_EXIT}"),
     ("v5e-spot", {"--termination-grace-period": "-1"}, "--termination-grace-period",
@@ -642,9 +642,12 @@ def test_outputs_from_the_environment(outputs: Path, server: FakeApiServer,
 def test_unreadable_outputs_file(tmp_path: Path) -> None:
     result = run(tmp_path / "nope.json", "list")
     assert result.exit_code == 2
-    assert result.stderr == usage_error("list", "Error: Invalid value for '--outputs': cannot "
-                                        f"read outputs file {tmp_path / 'nope.json'}: No such "
-                                        "file or directory\n")
+    nope = tmp_path / "nope.json"
+    assert result.stderr == usage_error("list", "Error: Invalid value for '--outputs': no "
+                                        f"outputs file {nope}; write one offline with "
+                                        f"`accelstack-preview nope --quiet --outputs {nope}`, "
+                                        "or from a deployed stack with `pulumi stack output "
+                                        f"--json --show-secrets > {nope}`\n")
 
 
 def test_outputs_of_a_preview_cannot_reach_a_cluster(tmp_path: Path) -> None:
@@ -1393,7 +1396,8 @@ def test_every_default_can_be_turned_off(outputs: Path) -> None:
 
 
 @pytest.mark.parametrize("ttl, seconds", [("90", 90), ("30m", 1800), ("12h", 43200),
-                                          ("7d", 604800), ("0", 0)])
+                                          ("7d", 604800), ("0", 0), ("1h30m", 5400),
+                                          ("1.5h", 5400), ("2d12h", 216000)])
 def test_ttl_takes_durations(outputs: Path, ttl: str, seconds: int) -> None:
     _, js = _pod_and_body(run(outputs, *CREATE, "--ttl", ttl, "--dry-run"))
     assert js["spec"]["ttlSecondsAfterFinished"] == seconds

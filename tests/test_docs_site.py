@@ -26,6 +26,32 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "architecture" / "index.html").is_file()
+    # Markup that breaks without a broken link: a heading swallowed by the table above it
+    # (no blank line between them) is no heading on the site.
+    lost = [f"{page.name}: {h}" for page in sorted((ROOT / "docs").glob("*.md"))
+            for h in _headings(page.read_text())
+            if h not in _site_headings(tmp_path / "site", page)]
+    assert lost == [], "headings of the pages that the site does not show as headings"
+
+
+def _headings(markdown: str) -> list[str]:
+    """The text of each ATX heading outside fenced blocks."""
+    out, fenced = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            text = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", line.split(" ", 1)[1])
+            out.append(text.replace("`", "").replace("*", "").strip())
+    return out
+
+
+def _site_headings(site: Path, page: Path) -> set[str]:
+    import html
+
+    built = site / ("index.html" if page.stem == "index" else f"{page.stem}/index.html")
+    found = re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", built.read_text(), re.S)
+    return {html.unescape(re.sub(r"<[^>]+>", "", h)).strip() for h in found}
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:

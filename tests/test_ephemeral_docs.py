@@ -46,7 +46,7 @@ def test_the_docs_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     commands = doc_commands()
     assert [c.split()[:2] for c in commands] == [
         ["submit", "run"], ["submit", "run"], ["submit", "reap"], ["submit", "reap"],
-        ["accelstack-preview", "v5e-extra"], ["submit", "workload"]]
+        ["accelstack-preview", "v5e-extra"], ["submit", "workload"], ["submit", "run"]]
     fake = install(tmp_path, monkeypatch)
     program(fake, server)
     proj = project(tmp_path)
@@ -67,6 +67,11 @@ def test_the_docs_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         stop.set()
     assert "run lr-1: exit 0 (the work succeeded)" in outputs[0].stderr
     assert "take it down with:\n  submit reap --project-dir . big" in outputs[1].stderr
+    # "Checking a run before it runs": the plan on stdout, nothing made.
+    dry_run = outputs.pop()
+    assert dry_run.stdout.startswith("stack: lr-1 (from stacks/Pulumi.v5e-spot.yaml): a "
+                                     "cluster named lr-1\n")
+    assert "--dry-run: nothing made, nothing contacted" in dry_run.stderr
     # The pools stack's JobSet goes to its own queue (docs/ephemeral.md, "Two shapes").
     pools = outputs.pop()
     assert "kueue.x-k8s.io/queue-name: pools-v5e-extra" in pools.stdout

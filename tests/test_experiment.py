@@ -282,8 +282,7 @@ def test_dry_run_and_export_send_nothing(outputs: Path, server: FakeApiServer,
     out.mkdir()
     r = run(outputs, "create", str(HERE / "lr_sweep.yaml"), "--dry-run", "--export", str(out))
     assert r.exit_code == 0, r.output
-    head, _, rest = r.output.partition("---\n")
-    assert head.splitlines() == [
+    assert r.stderr.splitlines() == [
         f"wrote 4 trials to {out}/; submitted nothing (apply one with `submit workload apply "
         f"{out}/lr-sweep-0.yaml`)",
         "TRIAL       ENV.LR  ARGS           ENV.BATCH",
@@ -291,10 +290,18 @@ def test_dry_run_and_export_send_nothing(outputs: Path, server: FakeApiServer,
         "lr-sweep-1  1e-4    --model=large  32",
         "lr-sweep-2  3e-4    --model=small  64",
         "lr-sweep-3  3e-4    --model=large  32"]
-    assert [d["metadata"]["name"] for d in yaml.safe_load_all(rest)] == [
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(r.stdout)] == [
         f"lr-sweep-{i}" for i in range(4)]
     assert sorted(p.name for p in out.iterdir()) == [f"lr-sweep-{i}.yaml" for i in range(4)]
     assert not server.state.requests
+
+
+def test_a_dry_run_s_stdout_is_only_the_document(outputs: Path) -> None:
+    for fmt, parse in (("json", json.loads), ("yaml", lambda t: list(yaml.safe_load_all(t)))):
+        r = run(outputs, "create", str(HERE / "lr_sweep.yaml"), "--dry-run", "-o", fmt)
+        assert r.exit_code == 0, r.output
+        assert len(parse(r.stdout)) == 4, fmt  # the JobSets and nothing else
+        assert r.stderr.startswith("TRIAL ")
 
 
 def test_bad_input_exits_2_and_sends_nothing(outputs: Path, server: FakeApiServer,

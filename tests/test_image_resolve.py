@@ -1,8 +1,9 @@
 """An image given by tag is submitted by digest (issue 26): resolved with the bundler's
 registry client against Debian's docker-registry on loopback (tests/oci_registry.py), the
-tag kept in the pod annotation; --no-resolve-image keeps the tag; --dry-run resolves when
-the registry answers and says so when it does not; a real submit that cannot resolve sends
-nothing."""
+tag kept in the pod annotation; --no-resolve-image keeps the tag; a plain --dry-run contacts
+no registry (issue 34) and says the tag is pinned at submit; --dry-run --resolve-image and
+--export resolve when the registry answers and say so when it does not; a real submit that
+cannot resolve sends nothing."""
 
 from __future__ import annotations
 
@@ -55,13 +56,43 @@ def _pods(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_a_dry_run_renders_the_tag_by_digest(tmp_path: Path, registry: RegistryServer) -> None:
     outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot")
     image = f"{registry.host}/base/python:3.11"
-    r = _create(outputs, image, "--dry-run")
+    r = _create(outputs, image, "--dry-run", "--resolve-image")
     assert r.exit_code == 0, r.output
     pinned = f"{registry.host}/base/python@{_index_digest(registry)}"
     pod, = _pods([yaml.safe_load(r.stdout)])
     assert pod["spec"]["containers"][0]["image"] == pinned
     assert pod["metadata"]["annotations"][IMAGE_TAG] == image
     assert r.stderr == f"image {image} resolved to {pinned}\n"
+
+
+def test_a_plain_dry_run_contacts_no_registry(tmp_path: Path) -> None:
+    import socket
+
+    outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot")
+    with socket.socket() as listener:  # a registry that notes every connection
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        image = f"127.0.0.1:{listener.getsockname()[1]}/team/trainer:v1"
+        r = _create(outputs, image, "--dry-run")
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert r.exit_code == 0, r.output
+    assert r.stderr == (f"image {image}: the tag is pinned to its digest at submit "
+                        "(--resolve-image pins it now)\n")
+    pod, = _pods([yaml.safe_load(r.stdout)])
+    assert pod["spec"]["containers"][0]["image"] == image
+
+
+def test_an_export_still_pins_where_the_registry_answers(tmp_path: Path,
+                                                         registry: RegistryServer) -> None:
+    outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot")
+    image = f"{registry.host}/base/python:3.11"
+    r = _create(outputs, image, "--dry-run", "--export", str(tmp_path / "w.yaml"))
+    assert r.exit_code == 0, r.output
+    pinned = f"{registry.host}/base/python@{_index_digest(registry)}"
+    assert yaml.safe_load((tmp_path / "w.yaml").read_text())["spec"]["replicatedJobs"][0][
+        "template"]["spec"]["template"]["spec"]["containers"][0]["image"] == pinned
 
 
 def test_no_resolve_image_keeps_the_tag(tmp_path: Path, registry: RegistryServer) -> None:
@@ -76,7 +107,7 @@ def test_no_resolve_image_keeps_the_tag(tmp_path: Path, registry: RegistryServer
 
 def test_a_dry_run_keeps_the_tag_when_the_registry_is_unreachable(tmp_path: Path) -> None:
     outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot")
-    r = _create(outputs, f"{CLOSED}/team/trainer:latest", "--dry-run")
+    r = _create(outputs, f"{CLOSED}/team/trainer:latest", "--dry-run", "--resolve-image")
     assert r.exit_code == 0, r.output
     assert r.stderr == (f"image {CLOSED}/team/trainer:latest: not resolved to a digest, the "
                         f"tag is kept (cannot reach registry {CLOSED}: ConnectionError)\n")
@@ -109,7 +140,7 @@ def test_a_submit_runs_the_digest(tmp_path: Path, server: FakeApiServer,
 
 def test_an_unknown_tag_is_a_bad_image(tmp_path: Path, registry: RegistryServer) -> None:
     outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot")
-    r = _create(outputs, f"{registry.host}/base/python:9.9", "--dry-run")
+    r = _create(outputs, f"{registry.host}/base/python:9.9", "--dry-run", "--resolve-image")
     assert r.exit_code == 2
     assert r.stderr.splitlines()[-1] == (
         f"Error: Invalid value for '--image': {registry.host}/base/python:9.9 not found: check "
@@ -128,9 +159,10 @@ def test_every_trial_runs_the_same_bytes(tmp_path: Path, registry: RegistryServe
                      f"  env.LR: ['1', '2']\n  image: ['{registry.host}/team/trainer:a', "
                      f"'{registry.host}/team/trainer:b']\n")
     r = CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), "create",
-                                  str(sweep), "--dry-run", "-o", "json"])
+                                  str(sweep), "--dry-run", "-o", "json",
+                                  "--resolve-image"])
     assert r.exit_code == 0, r.output
-    objs = json.loads(r.stdout[r.stdout.index("\n[") + 1:])
+    objs = json.loads(r.stdout)  # the trial table goes to stderr
     images = [p["spec"]["containers"][0]["image"] for p in _pods(objs)]
     a, b = (f"{registry.host}/team/trainer@{d}" for d in (digest_a, digest_b))
     assert images == [a, b, a, b]
@@ -146,7 +178,7 @@ def test_a_group_runs_each_roles_image_by_digest(tmp_path: Path,
                      "command: 'true'}\n  evaluator: {accelerator: l4-1, pool: l4, "
                      f"image: '{registry.host}/base/docker-amd64:1', command: 'true'}}\n")
     r = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), "create-group",
-                                  str(group), "--dry-run"])
+                                  str(group), "--dry-run", "--resolve-image"])
     assert r.exit_code == 0, r.output
     pods = _pods(list(yaml.safe_load_all(r.stdout)))
     assert [p["metadata"]["annotations"][IMAGE_TAG] for p in pods] == [

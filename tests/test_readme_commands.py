@@ -47,7 +47,7 @@ NOT_HERE = {
                                       "tools/setup)",
     ".venv/bin/python -m pytest": "the test suite itself",
     ".venv/bin/python -m pytest tests/test_security_scan.py": "a module of this suite",
-    "submit workload --stack v5e-spot create --workload exp-1 --accelerator v5litepod-16 "
+    "submit workload --stack a3mega create --workload exp-1 --accelerator h100-mega-80gb-8 "
     "--script-dir . --base-image python:3.12 --command 'python3 train.py'":
         "pulls python:3.12 from Docker Hub and pushes to the stack's Artifact Registry; the "
         "same path runs against a local OCI registry in tests/test_cli_bundle.py",
@@ -171,6 +171,21 @@ def _sections() -> list[str]:
     return seen
 
 
+def _written_before(section: str) -> list[tuple[str, str]]:
+    """(stack, file) for each `accelstack-preview STACK --outputs FILE` of the section's page
+    in the sections before it."""
+    page = section.split(": ", 1)[0]
+    out = []
+    for where, command in readme_commands():
+        if where == section:
+            break
+        argv = shlex.split(command)
+        if where.split(": ", 1)[0] == page and _tool(command) == "accelstack-preview" \
+                and "--outputs" in argv[:-1]:
+            out.append((argv[1], argv[argv.index("--outputs") + 1]))
+    return out
+
+
 def _pod(name: str, jobset: str, slice_: int, worker: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "training",
@@ -218,10 +233,11 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
             shutil.copytree(src, work / item)
         else:
             shutil.copy(src, work / item)
-    # Each shipped stack's outputs as `accelstack-preview STACK --outputs STACK.outputs.json`
-    # writes them, its cluster the fake API server.
-    for name in STACKS:
-        stacks.write_outputs(work / f"{name}.outputs.json", name, server.kubeconfig())
+    # The outputs files the page wrote in its earlier sections (`accelstack-preview STACK
+    # --outputs FILE`), their cluster the fake API server; a file the page never wrote is
+    # missing, as it is for a reader (tests/test_doc_offline_routes.py).
+    for name, file in _written_before(section):
+        stacks.write_outputs(work / file, name, server.kubeconfig())
     monkeypatch.chdir(work)
     # Each stack's desired state once per run (the same file gives the same state).
     real = preview.desired_state
@@ -234,8 +250,12 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
         return copy.deepcopy(cache[key])  # type: ignore[no-any-return]
     monkeypatch.setattr(preview, "desired_state", desired_state)
     runner = CliRunner()
+    # A command another test runs (an experiment's, against its own fakes) is left to it;
+    # the page's previews run here too, since the commands after them read their files.
+    elsewhere = _elsewhere()
     commands = [c for s, c in readme_commands() if s == section and _runs_here(c)
-                and _canonical(c) not in {_canonical(x) for x in NOT_HERE}]
+                and _canonical(c) not in {_canonical(x) for x in NOT_HERE}
+                and (_tool(c) == "accelstack-preview" or _canonical(c) not in elsewhere)]
     assert commands
     for command in commands:
         _, *argv = shlex.split(command)
@@ -250,7 +270,9 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
 def _check(command: str, argv: list[str], stdout: str, server: FakeApiServer,
            work: Path) -> None:
     """What each kind of command must have done, beyond exiting 0."""
-    if "--dry-run" in argv:
+    if "--dry-run" in argv and "run-local" in argv:
+        assert "processes:" in stdout, command  # the plan of local processes
+    elif "--dry-run" in argv:
         doc = yaml.safe_load(stdout)
         kinds = [o["kind"] for o in doc["items"]] if doc["kind"] == "List" else [doc["kind"]]
         assert "JobSet" in kinds, command

@@ -25,12 +25,16 @@ NOT_ON_THE_PATH = {
     "submit.render.pathways": "--pathways",
     "submit.render.pathways_options": "--pathways and its flags",
     "submit.state.status": "commands that read a cluster's state",
-    "submit.cli.duration": "options given a duration (--ttl, --timeout)",
+    "submit.render.duration": "options given a duration (--ttl, --timeout)",
     "submit.cluster.kube": "commands that reach a cluster",
     "difflib": "a mistyped name's suggestion",
     "encodings.utf_8_sig": "nothing: stack_outputs drops a BOM itself",
     "pulumi": "the infra program only",
     "submit.image_pins": "the Python API's real submit",
+    "submit.bundle.registry": "resolving a tag (a submit, --export, --resolve-image)",
+    "submit.bundle.resolve": "resolving a tag",
+    "requests": "a registry or a cluster",
+    "socket": "a registry or a cluster",
     "submit.render.mounts": "--mount",
     "submit.render.gpu_net": "GPU pools",
     "submit.render.dranet": "pools that run DRANET",
@@ -43,7 +47,7 @@ import contextlib, io, json, sys
 sys.argv = ["submit", "workload", "--outputs", {outputs!r}, "create", "--workload", "w",
             "--accelerator", "v5litepod-16", "--num-slices", "2", "--image",
             "us-docker.pkg.dev/p/r/maxtext:1", "--command", "python3 train.py", "--env", "A=1",
-            "--dry-run", "--no-resolve-image"]
+            "--dry-run"]  # as a user types it: a tag, no --no-resolve-image (issue 34)
 from submit.cli import main
 out = io.StringIO()
 try:
@@ -61,9 +65,15 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def _loaded(outputs: Path) -> set[str]:
+    """The modules the dry-run loaded beyond those the interpreter loads to start (CPython
+    3.13's site.py decodes .pth files as utf-8-sig, so that codec is there before any of
+    ours: Lib/site.py addpackage)."""
     done = subprocess.run([sys.executable, "-c", _PROBE.format(outputs=str(outputs))],
                           capture_output=True, text=True, check=True)
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    bare = subprocess.run([sys.executable, "-c", "import json, sys; "
+                           "print(json.dumps(sorted(sys.modules)))"],
+                          capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1])) - set(json.loads(bare.stdout))
 
 
 def test_a_tpu_dry_run_loads_only_what_it_uses(tmp_path: Path) -> None:

@@ -125,12 +125,26 @@ def load(path: str | Path, *, text: str | None = None) -> StackFile:
         raise StackFileError([_syntax_error(where, e)]) from None
 
 
+# PyYAML's messages for the usual indentation slips, said in plain words beside them.
+_PLAIN_WORDS = (
+    ("expected <block end>", "the indentation does not line up here; the keys of one "
+     "mapping (and the items of one list) start in the same column, each level indented "
+     "deeper than its parent key"),
+    ("mapping values are not allowed here", "a 'key: value' where only a value can be; this "
+     "line may be indented deeper than the key above it, or an unquoted value holds ': ' "
+     "(quote it)"),
+)
+
+
 def _syntax_error(where: str, e: yaml.MarkedYAMLError) -> str:
     mark = e.problem_mark or e.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     problem = e.problem or e.context or "invalid YAML"
     if "'\\t'" in problem:
         problem += " (YAML indents with spaces, never tabs)"
+    for start, plain in _PLAIN_WORDS:
+        if problem.startswith(start):
+            problem += f": {plain}"
     if e.context and e.context_mark and e.problem_mark and e.context_mark != e.problem_mark:
         problem += (f" ({e.context} at line {e.context_mark.line + 1}, column "
                     f"{e.context_mark.column + 1})")

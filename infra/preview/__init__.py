@@ -8,5 +8,8 @@ Must not import: submit
 
 def main() -> None:
     """The `accelstack-preview` console script (pyproject.toml), loaded on first use."""
+    from infra.preview import interrupt
+
+    interrupt.install()  # before anything heavy is imported: Ctrl-C is exit 130, always
     from infra.preview.cli import main as run
     run()

@@ -25,8 +25,9 @@ STACKS_DIR = Path("stacks")
 
 
 def _stack_path(ref: str, root: Path = Path(".")) -> Path:
+    """STACK as typed: a file (a .yaml or .yml name, or any path) or a stack name."""
     path = Path(ref)
-    if path.suffix == ".yaml":
+    if path.suffix in (".yaml", ".yml") or "/" in ref or os.sep in ref:
         return path
     return root / STACKS_DIR / f"Pulumi.{ref}.yaml"
 
@@ -46,10 +47,11 @@ def _no_stack(path: Path, root: Path) -> str:
 
     names = sorted(p.name[len("Pulumi."):-len(".yaml")]
                    for p in (root / STACKS_DIR).glob("Pulumi.*.yaml"))
-    typed = path.name[len("Pulumi."):-len(".yaml")] if path.name.startswith("Pulumi.") \
-        else path.stem
+    typed = path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     close = difflib.get_close_matches(typed, names, n=2, cutoff=0.5)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    if path.suffix == ".yml":
+        hint += " (Pulumi reads stack files named Pulumi.<stack>.yaml)"
     return (f"{path}: no such stack file{hint} (stacks: {', '.join(names) or 'none'})")
 
 
@@ -255,26 +257,25 @@ def _show(value: Any, present: bool) -> str:
 @click.option("--summary", "summary_only", is_flag=True,
               help="Print each stack's summary (resources, outputs, pools, policy verdict) "
                    "instead of its desired state.")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
-              show_default=True,
-              help="How to print the desired state: YAML with the summary as comments, or "
-                   "one JSON document per stack (one per line), the cost figures included.")
 @click.option("--quiet", is_flag=True,
               help="Do not print the desired state (nor its summary).")
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True, help="Format of the desired state: YAML documents with the "
+              "summary as comments, or JSON (one object per stack, a list for several).")
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
               help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
                    "[default: the nearest directory at or above this one with a "
                    "Pulumi.yaml].")
 def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
          check_snapshots: bool, update_snapshots: bool, run_policy: bool, summary_only: bool,
-         fmt: str, quiet: bool,
+         quiet: bool, fmt: str,
          project_dir: str | None) -> None:
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
 
     Exit codes: 0 done; 1 a snapshot differs (--check-snapshots); 2 usage, or a stack file
     or its config is invalid (one line per problem, FILE:LINE: ...; nothing is written);
-    3 a policy rule is violated and not waived (--policy).
+    3 a policy rule is violated and not waived (--policy); 130 interrupted (Ctrl-C).
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs, offline = _evaluate(paths)
@@ -287,12 +288,15 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
             click.echo(f"{doc['stack']}: warning: {warning}", err=True)
     quiet = quiet or show_diff or check_snapshots or update_snapshots
     try:
-        for doc in docs if not quiet else []:
+        if fmt == "json" and not quiet and not summary_only:
+            click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2,
+                                  sort_keys=True))
+            docs_shown: list[dict[str, Any]] = []
+        else:
+            docs_shown = docs if not quiet else []
+        for doc in docs_shown:
             if summary_only:
                 click.echo("\n".join(summary(doc, by_type=False)))
-                continue
-            if fmt == "json":
-                click.echo(json.dumps(doc, sort_keys=True))
                 continue
             # The summary first; as YAML comments, so that stdout stays the YAML it was.
             click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
@@ -300,7 +304,9 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     except BrokenPipeError:
         _reader_gone()
     if outputs_file:
-        _write_outputs(offline[0], outputs_file)
+        from infra.preview.outputs_file import write
+
+        write(offline[0], outputs_file)
     changed = [doc["stack"] for doc in docs
                if _snapshot_changed(doc, root, update_snapshots, show_diff, check_snapshots)]
     failed = run_policy and _policy_failed(docs)
@@ -308,6 +314,9 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         click.echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
                    "`accelstack-preview --update-snapshots`", err=True)
         sys.exit(EXIT_CHANGED)
+    if check_snapshots:
+        click.echo(f"snapshots up to date: {len(docs)} stack{'s' if len(docs) != 1 else ''} "
+                   f"({', '.join(d['stack'] for d in docs)})", err=True)
     if failed:
         sys.exit(EXIT_POLICY)
 
@@ -374,23 +383,17 @@ def _evaluate(paths: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str, A
     return docs, offline
 
 
-def _write_outputs(outputs: dict[str, Any], outputs_file: str) -> None:
-    try:
-        Path(outputs_file).write_text(json.dumps(outputs, indent=2, sort_keys=True) + "\n")
-    except OSError as e:
-        raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
-                                 param_hint="'--outputs'") from None
-    click.echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)", err=True)
-
-
 def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: bool,
                       check: bool) -> bool:
     """Rewrite the stack's snapshot (--update-snapshots) or compare with it, printing the
     differences; whether it differs."""
     snap = snapshot_path(doc["stack"], root)
     if update:
+        from infra.preview.interrupt import writing
+
         snap.parent.mkdir(parents=True, exist_ok=True)
-        snap.write_text(dump(doc))
+        with writing():
+            snap.write_text(dump(doc))
         click.echo(f"wrote {snap}", err=True)
         return False
     if not (show_diff or check):

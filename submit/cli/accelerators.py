@@ -20,6 +20,8 @@ COLUMNS = (
     ("TOPOLOGY", "topology"), ("CHIPS/VM", "chipsPerVm"), ("VMS", "vmsPerSlice"),
     ("CHIPS", "chips"), ("RESOURCE", "resourceName"), ("NETWORKING", "networking"),
 )
+FAMILY_COLUMNS = (("FAMILY", "family"), ("KIND", "kind"), ("ENTRIES", "entries"),
+                  ("SMALLEST", "smallest"), ("LARGEST", "largest"))
 POOL_COLUMNS = (
     ("POOL", "pool"), ("ACCELERATOR", "accelerator"), ("FAMILY", "family"),
     ("MACHINE TYPE", "machineType"), ("TOPOLOGY", "topology"), ("SLICES", "slices"),
@@ -48,13 +50,17 @@ DYNAMIC_COLUMNS = (("DYNAMIC SLICE", "sliceTopology"),
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, metavar="DIR", type=click.Path(file_okay=False),
               help=PROJECT_DIR_HELP)
+@click.option("--all", "whole", is_flag=True,
+              help="The whole catalog, one row per entry (without NAMEs, --family or a "
+                   "stack, one row per family is listed).")
 @table_output_option
 @click.pass_context
 def accelerators(ctx: click.Context, names: tuple[str, ...], family: str | None,
                  stack: str | None, outputs_file: str | None, project_dir: str,
-                 fmt: str) -> None:
-    """List the accelerator catalog, or resolve NAMEs (any accepted form) in order; with
-    --stack or --outputs, list the stack's pools (NAMEs then filter them).
+                 whole: bool, fmt: str) -> None:
+    """Summarise the accelerator catalog by family (--all: every entry), or resolve NAMEs
+    (any accepted form) in order; with --stack or --outputs, list the stack's pools (NAMEs
+    then filter them).
 
     Names are those of xpk: v5p-8 (count form) or v5p-2x2x1 (topology form),
     v5litepod-16, v6e-8x16, tpu7x-4x4x8, h100-mega-80gb-8, n2-standard-32-4.
@@ -74,7 +80,24 @@ def accelerators(ctx: click.Context, names: tuple[str, ...], family: str | None,
     if stack or outputs_file:
         _pools(stack, outputs_file, project_dir, names, entries, family, fmt)
         return
+    if not (names or family or whole):
+        emit(_families(entries), fmt, FAMILY_COLUMNS)
+        click.echo(f"{len(entries)} entries in {len(catalog.families())} families: --family "
+                   "F lists one family, --all every entry, NAME... resolves names, --stack "
+                   "or --outputs lists a stack's pools", err=True)
+        return
     emit([e.to_dict() for e in entries], fmt, COLUMNS)
+
+
+def _families(entries: list[Any]) -> list[dict[str, Any]]:
+    """One row per family, in the catalog's order: its kind, entries, smallest and largest."""
+    rows: dict[str, list[Any]] = {}
+    for e in entries:
+        rows.setdefault(e.family, []).append(e)
+    return [{"family": f, "kind": es[0].kind, "entries": len(es),
+             "smallest": min(es, key=lambda e: (e.chips, e.name)).name,
+             "largest": max(es, key=lambda e: (e.chips, e.name)).name}
+            for f, es in rows.items()]
 
 
 def _capacity(outputs: Any, pool: Any) -> str:

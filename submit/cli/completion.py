@@ -85,7 +85,31 @@ def _pools(ctx: click.Context) -> list[tuple[str, str]]:
 
 
 def pools(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    return _items([p for p, _ in _pools(ctx)], incomplete)
+    """The stack's pools; of the --accelerator already typed, when it is (in any of its
+    accepted names)."""
+    found = _pools(ctx)
+    typed = next((c.params["accelerator"] for c in _chain(ctx)
+                  if c.params.get("accelerator")), None)
+    if typed:
+        from infra.catalog import tables as catalog
+
+        try:
+            wanted = catalog.resolve(str(typed)).name
+        except catalog.UnknownAccelerator:
+            wanted = None
+        if wanted is not None:
+            found = [(p, a) for p, a in found if a == wanted]
+    return _items([p for p, _ in found], incomplete)
+
+
+def run_stacks(ctx: click.Context, param: click.Parameter,
+               incomplete: str) -> list[CompletionItem]:
+    """`submit run STACK`: the stacks of --project-dir (default here), and stack files."""
+    where = Path(ctx.params.get("project_dir") or ".")
+    names = stack_names(where)
+    if "/" in incomplete or incomplete.endswith((".yaml", ".yml")):
+        return [CompletionItem(incomplete, type="file")]
+    return _items(names, incomplete)
 
 
 def accelerators(ctx: click.Context, param: click.Parameter,

@@ -157,7 +157,7 @@ class CreateOptions:
     export_file: str | None
     replace: bool
     after: str | None = None
-    resolve_image: bool = True
+    resolve_image: bool | None = None  # None: on, but for --dry-run (image_pin.wanted)
     fleet_worker: str | None = None
     fleet_region: str | None = None
     local_checkpoint_dir: str | None = None

@@ -78,18 +78,25 @@ def experiment(ctx: click.Context, stack: str | None, outputs_file: str | None,
 @pass_ctx
 def create(ctx: Context, file: str, max_trials: int, max_running: int | None, dry_run: bool,
            fmt: str, export_dir: str | None, script_dir: str | None, base_image: str | None,
-           image_repository: str | None, resolve_image: bool) -> None:
+           image_repository: str | None, resolve_image: bool | None) -> None:
     """Expand FILE into trials, check every one, then submit them all."""
     sweep = Sweep(file, max_trials, max_running)
     out = Output(dry_run, fmt, export_dir)
     code = Code(script_dir, base_image, image_repository)
     create_steps.check_options(sweep, out, code)
     exp = create_steps.load(sweep, code)
+    # The kubeconfig is a local input too: a bad one is said before any registry is asked.
+    submits = not (out.dry_run or out.export_dir)
+    if submits and code.script_dir is not None:
+        ctx.cluster  # noqa: B018
     if code.script_dir is not None:
         exp = create_steps.with_script_image(ctx, exp, code.script_dir, code, not out.dry_run)
     plans = create_steps.plan(exp, ctx)
+    if submits and code.script_dir is None:
+        ctx.cluster  # noqa: B018
     if code.script_dir is None:  # (a built image is named by digest already)
-        create_steps.pin(exp, plans, resolve_image, offline_ok=out.dry_run or bool(out.export_dir))
+        create_steps.pin(exp, plans, resolve_image, dry_run=out.dry_run,
+                         export=bool(out.export_dir))
     if out.export_dir:
         create_steps.export(plans, out.export_dir, out.fmt)
     if out.dry_run:

@@ -51,11 +51,11 @@ def check_options(sweep: Sweep, out: Output, code: Code) -> None:
     with bad_input():
         sp.check_range("--max-trials", sweep.max_trials, 1)
         sp.check_range("--max-running", sweep.max_running, 1)
-        export_dir = out.export_dir
-        if export_dir and (Path(export_dir).exists() and not Path(export_dir).is_dir()
-                           or not Path(export_dir).resolve().parent.is_dir()):
-            raise SpecError("--export", f"{export_dir}: not a directory, nor one that can be "
-                            "created (its parent does not exist)")
+        from submit.cli import export_file
+
+        bad = export_file.problem(out.export_dir, directory=True) if out.export_dir else None
+        if bad:
+            raise SpecError("--export", bad)
     if code.base_image is not None and code.script_dir is None:
         raise click.BadParameter("needs --script-dir (the directory to add to it)",
                                  param_hint="'--base-image'")
@@ -119,36 +119,42 @@ def with_script_image(ctx: Context, exp: ex.Experiment, script_dir: str, code: C
     return replace(exp, base={**exp.base, "image": image})
 
 
-def pin(exp: ex.Experiment, plans: list[trials.TrialPlan], enabled: bool, offline_ok: bool) -> None:
+def pin(exp: ex.Experiment, plans: list[trials.TrialPlan], resolve_image: bool | None, *,
+        dry_run: bool, export: bool) -> None:
     """Every trial's image by digest: the base's and the swept ones, each resolved once."""
-    from submit.cli.image_pin import resolve_all
+    from submit.cli.image_pin import resolve_all_for
     from submit.render.jobset import pin_images
 
     images = [exp.base.get("image"), *(v for t in exp.trials for k, v in t.params
                                        if k == "image")]
-    pins = resolve_all(images, enabled=enabled, offline_ok=offline_ok)
+    pins = resolve_all_for(images, resolve_image, dry_run=dry_run, export=export)
     for p in plans:
         pin_images(p.objects, pins)
 
 
 def export(plans: list[trials.TrialPlan], export_dir: str, fmt: str) -> None:
     """One file per trial in --export DIR (for `submit workload apply`)."""
-    Path(export_dir).mkdir(exist_ok=True)
+    from submit.cli import export_file
+
+    export_file.make_dir(export_dir)
     for p in plans:
         text = (json.dumps(p.objects, indent=2) + "\n" if fmt == "json"
                 else yaml_documents(p.objects))
-        (Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}").write_text(text)
+        export_file.write(Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}",
+                          text)
     click.echo(f"wrote {len(plans)} trials to {export_dir}/; submitted nothing (apply one with "
                f"`submit workload apply {export_dir}/{plans[0].name}."
                f"{'json' if fmt == 'json' else 'yaml'}`)", err=True)
 
 
 def print_dry_run(exp: ex.Experiment, plans: list[trials.TrialPlan], fmt: str) -> None:
+    """The trial table for people on stderr; stdout holds only the document (JSON, or YAML
+    documents), so that it can be piped to a parser."""
     click.echo(table(trials.table(exp, plans), [("TRIAL", "trial")] +
-                     [(k.upper(), k) for k in exp.keys]), nl=False)
+                     [(k.upper(), k) for k in exp.keys]), nl=False, err=True)
     objs = [o for p in plans for o in p.objects]
-    click.echo(json.dumps(objs, indent=2) if fmt == "json"
-               else "---\n" + yaml_documents(objs), nl=False)
+    click.echo(json.dumps(objs, indent=2) if fmt == "json" else yaml_documents(objs),
+               nl=False)
 
 
 def submit(ctx: Context, exp: ex.Experiment, plans: list[trials.TrialPlan],

@@ -10,7 +10,7 @@ import click
 
 from submit import api
 from submit.cli.context import Context, apply_objects, bad_input, pass_ctx
-from submit.cli.image_pin import resolve_all, resolve_image_option
+from submit.cli.image_pin import resolve_all_for, resolve_image_option
 from submit.cli.output import yaml_documents
 from submit.experiment import group as gr
 from submit.render import spec as sp
@@ -31,13 +31,16 @@ from submit.render.spec import SpecError
 @resolve_image_option
 @pass_ctx
 def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: str | None,
-                 replace: bool, after: str | None, resolve_image: bool) -> None:
+                 replace: bool, after: str | None, resolve_image: bool | None) -> None:
     """Render a workload of several roles (one JobSet, gang-scheduled) and apply it."""
     with bad_input():
         if after is not None:
             sp.check_workload_name(after, "--after")
-        if export_file and not Path(export_file).resolve().parent.is_dir():
-            raise SpecError("--export", f"{export_file}: its directory does not exist")
+        from submit.cli import export_file as export
+
+        bad = export.problem(export_file) if export_file else None
+        if bad:
+            raise SpecError("--export", bad)
     try:
         text = Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -49,13 +52,19 @@ def create_group(ctx: Context, file: str, dry_run: bool, fmt: str, export_file: 
         objs = gr.render_group(group, ctx.outputs)
     except gr.GroupError as e:
         raise click.BadParameter(e.message, param_hint="'FILE'") from None
-    pin_images(objs, resolve_all([r.options.get("image") for r in group.roles],
-                                 enabled=resolve_image, offline_ok=dry_run or bool(export_file)))
+    if not (dry_run or export_file):
+        # A local input: a bad kubeconfig is said before any registry is asked.
+        ctx.cluster  # noqa: B018
+    pin_images(objs, resolve_all_for([r.options.get("image") for r in group.roles],
+                                     resolve_image, dry_run=dry_run,
+                                     export=bool(export_file)))
     if after is not None:
         objs = api.hold(objs, after)
     if export_file:
-        Path(export_file).write_text(json.dumps(objs, indent=2) + "\n" if fmt == "json"
-                                     else yaml_documents(objs))
+        from submit.cli import export_file as export
+
+        export.write(export_file, json.dumps(objs, indent=2) + "\n" if fmt == "json"
+                     else yaml_documents(objs))
         click.echo(f"wrote {export_file}; applied nothing (apply it with `submit workload "
                    f"apply {export_file}`)", err=True)
     if dry_run:

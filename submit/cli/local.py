@@ -205,7 +205,9 @@ def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     script_dir = _script_dir(kw)
     objs = _objects(ctx, click_ctx, kw, shape)
     if kw["export_file"]:
-        Path(kw["export_file"]).write_text(dump_objects(objs, kw["fmt"]))
+        from submit.cli import export_file
+
+        export_file.write(kw["export_file"], dump_objects(objs, kw["fmt"]))
         if not kw["dry_run"]:  # --export writes and runs nothing, as on every command
             click.echo(f"wrote {kw['export_file']}; ran nothing (run it with `submit workload "
                        f"run-local --from {kw['export_file']}`)", err=True)

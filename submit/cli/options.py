@@ -33,13 +33,42 @@ def complete(name: str) -> Callable[..., Any]:
     return complete
 
 
+# The two ways to name a stack's outputs, as parameter names before and after the command.
+_SOURCES = {"stack": ("stack", "stack_after"), "outputs": ("outputs_file", "outputs_after")}
+
+
+def _typed(ctx: click.Context | None, name: str) -> bool:
+    """Whether the parameter ``name`` of ``ctx`` was typed on the command line."""
+    from click.core import ParameterSource
+
+    return ctx is not None and ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+
+
+def _one_source(ctx: click.Context, given: str) -> None:
+    """--stack and --outputs typed together (before the command, after it, or one of each)
+    name two sources of the outputs: refused, rather than one silently winning."""
+    other = "outputs" if given == "stack" else "stack"
+    if any(_typed(c, n) for c in (ctx, ctx.parent) for n in _SOURCES[other]):
+        raise click.UsageError("--stack and --outputs both name the stack's outputs (a "
+                               "deployed stack's, or a file's); give one of them", ctx=ctx)
+
+
+def _only(given: str) -> Callable[..., Any]:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None and _typed(ctx, param.name or ""):
+            _one_source(ctx, given)
+        return value
+    return callback
+
+
 def stack_group_options(f: F) -> F:
     """--stack, --outputs, --project-dir and -n/--namespace of `submit workload`."""
     for option in reversed([
         click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
-                     shell_complete=complete("stacks"), help=STACK_HELP),
+                     shell_complete=complete("stacks"), help=STACK_HELP,
+                     callback=_only("stack")),
         click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS",
-                     show_envvar=True, metavar="FILE",
+                     show_envvar=True, metavar="FILE", callback=_only("outputs"),
                      type=click.Path(dir_okay=False), help=OUTPUTS_HELP),
         click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
                      default=".", show_default=True, metavar="DIR",
@@ -54,6 +83,8 @@ def _set(attr: str, clears: str | None = None) -> Callable[..., None]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
         if value is None:
             return
+        if attr in ("stack", "outputs_file"):
+            _one_source(ctx, "stack" if attr == "stack" else "outputs")
         ctx.meta[f"accelstack.{attr}"] = value  # for shell completion, which has no obj
         if ctx.obj is not None:
             setattr(ctx.obj, attr, value)
@@ -104,7 +135,7 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
                 ctx: click.Context | None) -> float:
         if isinstance(value, (int, float)):
             return float(value)
-        from submit.cli import duration  # late: only a command given a duration parses one
+        from submit.render import duration  # late: only a command given a duration parses one
 
         try:
             return duration.parse(str(value))
@@ -129,6 +160,18 @@ class LazyGroup(click.Group):
             module, attr, _ = self.lazy[cmd_name]
             self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.NoSuchOption as e:
+            # An xpk flag gets the option that does its job, not the nearest spelling.
+            from submit.cli.xpk_flags import hint
+
+            said = hint(e.option_name)
+            if said is None:
+                raise
+            raise click.NoSuchOption(e.option_name, message=said, ctx=e.ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: Any) -> None:
         rows = []

@@ -73,7 +73,7 @@ def _node(data: Any, scalar: Any = yaml.ScalarNode, mapping: Any = yaml.MappingN
             if vn is None:
                 return None
             values.append(vn)
-        return sequence(_SEQ, values, flow_style=False)
+        return sequence(_SEQ, values, flow_style=flow_list(data))
     if t is bool:
         return scalar(_BOOL, "true" if data else "false")
     if t is int:
@@ -81,6 +81,18 @@ def _node(data: Any, scalar: Any = yaml.ScalarNode, mapping: Any = yaml.MappingN
     if data is None:
         return scalar(_NULL, "null")
     return None
+
+
+# A list of more integers than this is written on a few lines, [42, 127, 128, ...], rather
+# than one line each: podFailurePolicy's exit codes (42 and 127-255 by default) would
+# otherwise be 130 lines of a render; Kubernetes has no range operator for them (In/NotIn
+# with a list of values: k8s.io/api batch/v1 PodFailurePolicyOnExitCodesRequirement).
+FLOW_INTS_OVER = 8
+
+
+def flow_list(data: list[Any]) -> bool:
+    """Whether a list is written in flow style: long, and integers only."""
+    return len(data) > FLOW_INTS_OVER and all(type(v) is int for v in data)
 
 
 DUMPER: Any = _Dumper

@@ -17,14 +17,14 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 import yaml
 
 from infra.record import field_names
 from submit.cli.create_options import CreateOptions, create_options
-from submit.cli.options import DURATION
+from submit.cli.options import DURATION, complete
 from submit.ephemeral import plan as pl
 
 _NOT_FOR_RUN = ("dry_run", "fmt", "export_file", "replace", "after")
@@ -73,11 +73,18 @@ def _stack_file(stack: str, project_dir: str) -> Path:
         config_dir = str(_project_settings(project_dir).get("stackConfigDir") or ".")
         path = Path(project_dir) / config_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        raise click.BadParameter(f"{path}: no such stack file", param_hint="'STACK'")
+        from infra.config.errors import did_you_mean
+
+        names = sorted(p.name[len("Pulumi."):-len(".yaml")]
+                       for p in path.parent.glob("Pulumi.*.yaml"))
+        hint = did_you_mean(stack, names) if names and stack == path.name[7:-5] else ""
+        raise click.BadParameter(f"{path}: no such stack file{hint}"
+                                 + (f" (stacks: {', '.join(names)})" if names else ""),
+                                 param_hint="'STACK'")
     return path
 
 
-def _stack_config(path: Path) -> dict[str, Any]:
+def _stack_config(path: Path) -> tuple[dict[str, Any], Any]:
     """The stack file's config, namespaced keys as Pulumi stores them, checked as the offline
     preview checks it (FILE:LINE errors). Secrets cannot be carried over: their ciphertext
     belongs to the stack file's own secrets provider."""
@@ -97,13 +104,16 @@ def _stack_config(path: Path) -> dict[str, Any]:
     config = {k: v for k, v in raw.items()
               if str(k).partition(":")[0] in PROVIDER_NAMESPACES}
     config.update({f"{NAMESPACE}:{k}": v for k, v in sf.raw.items()})
-    return config
+    return config, sf
 
 
 def _work(options: dict[str, Any], group_file: str | None, experiment_file: str | None,
-          timeout: float, interval: float, logs_dir: str | None) -> tuple[str, Any]:
-    """(the default run name, the runner's Work): everything checked that can be without
-    the stack."""
+          timeout: float, interval: float, logs_dir: str | None
+          ) -> tuple[str, Any, tuple[str, ...], Callable[[], None]]:
+    """(the default run name, the runner's Work, the accelerators it asks for, the step that
+    pins its image by digest): everything checked that can be without the stack or the
+    network. The pinning step asks the image's registry: it runs after every offline check,
+    and not at all for --dry-run."""
     from submit.cli.context import bad_input
     from submit.ephemeral.runner import Work
 
@@ -123,7 +133,9 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
             raise click.BadParameter(e.message, param_hint="'--group'") from None
         return group.name, Work(f"job group {group.name}",
                                 lambda outputs: [gr.render_group(group, outputs)],
-                                timeout, interval, logs_dir)
+                                timeout, interval, logs_dir), _accelerators(
+            [r.options.get("accelerator") for r in group.roles]
+            + [group.shared.get("accelerator")]), _nothing
     if experiment_file:
         from submit.experiment import expand, trials
 
@@ -134,7 +146,9 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
             raise click.BadParameter(e.message, param_hint="'--experiment'") from None
         return exp.name, Work(f"experiment {exp.name} ({len(exp.trials)} trials)",
                               lambda outputs: [t.objects for t in trials.plan(exp, outputs)],
-                              timeout, interval, logs_dir)
+                              timeout, interval, logs_dir), _accelerators(
+            [exp.base.get("accelerator")]
+            + [v for t in exp.trials for k, v in t.params if k == "accelerator"]), _nothing
     given_options: dict[str, Any] = {f: options.get(f) for f in field_names(CreateOptions)
                                      if f not in _NOT_FOR_RUN}
     opts = CreateOptions(**given_options,
@@ -147,12 +161,15 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
     if opts.builds_image and opts.script_dir is None and opts.image is None:
         raise click.UsageError("pass --image, or --script-dir with --base-image")
     pins: dict[str, str] = {}
-    if not opts.builds_image:
+
+    def pin() -> None:
         # The tag resolved once, before anything is made: every worker runs the same bytes,
         # and a tag that does not exist costs no cluster.
-        from submit.cli.image_pin import resolve_all
+        if not opts.builds_image:
+            from submit.cli.image_pin import resolve_all
 
-        pins = resolve_all([opts.image], enabled=opts.resolve_image, offline_ok=False)
+            pins.update(resolve_all([opts.image], enabled=opts.resolve_image is not False,
+                                    offline_ok=False))
 
     def render(outputs: Any) -> list[list[dict[str, Any]]]:
         workload = wl
@@ -170,7 +187,16 @@ def _work(options: dict[str, Any], group_file: str | None, experiment_file: str 
             pin_images(objs, pins)
         return [objs]
 
-    return opts.name, Work(f"workload {opts.name}", render, timeout, interval, logs_dir)
+    return (opts.name, Work(f"workload {opts.name}", render, timeout, interval, logs_dir),
+            _accelerators([opts.accelerator]), pin)
+
+
+def _nothing() -> None:
+    """A job group's or an experiment's images are pinned as they are submitted."""
+
+
+def _accelerators(names: list[Any]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(str(n) for n in names if isinstance(n, str) and n))
 
 
 def _read(file: str, option: str) -> str:
@@ -226,7 +252,7 @@ def _pulumi() -> Any:
 
 
 @click.command("run")
-@click.argument("stack")
+@click.argument("stack", shell_complete=complete("run_stacks"))
 @click.option("--name", "run_name", metavar="RUN", help="The run: names its stack and its cluster "
               "(1-24 lowercase letters, digits, '-'). Default: the --workload name.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -246,7 +272,7 @@ def _pulumi() -> Any:
 @click.option("--group", "group_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="The work: a job group file (as `workload create-group`).")
 @click.option("--experiment", "experiment_file", type=click.Path(dir_okay=False),
-              metavar="FILE", help="The work: an experiment file (as `experiment submit`).")
+              metavar="FILE", help="The work: an experiment file (as `experiment create`).")
 @click.option("--max-hours", type=click.FloatRange(min=0, min_open=True), metavar="HOURS",
               help="The time the run's cost is bounded for (docs/cost.md) [default: its "
                    "--expires-in].")
@@ -257,10 +283,14 @@ def _pulumi() -> Any:
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, type=click.Path(file_okay=False),
               metavar="DIR", help="Pulumi project directory (where Pulumi.yaml is).")
+@click.option("--dry-run", is_flag=True, help="Check everything and print what the run "
+              "would do (stack, config, pools, work, expiry, teardown); make nothing, "
+              "contact nothing.")
 def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool,
         expires_in: float, max_hours: float | None, max_cost: float | None,
         timeout: float, interval: float, logs_dir: str | None, group_file: str | None,
-        experiment_file: str | None, project_dir: str, **options: Any) -> None:
+        experiment_file: str | None, project_dir: str, dry_run: bool,
+        **options: Any) -> None:
     """Bring up a stack from STACK (a stack file, or a stack name in the project's
     stackConfigDir), run the work on it, and take it down, whatever happens.
 
@@ -269,19 +299,20 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
     printed), 130/143 interrupted (torn down); 1 (refused, the backend included) and 2 as
     for every command, with nothing created.
     """
+    from submit.ephemeral import check
     from submit.ephemeral.runner import InUse, Runner
 
-    default_name, work = _work(options, group_file, experiment_file, timeout, interval,
-                               logs_dir)
+    default_name, work, accelerators, pin = _work(options, group_file, experiment_file,
+                                                  timeout, interval, logs_dir)
     run_name = run_name or default_name
+    path = _stack_file(stack, project_dir)
+    stack_config, sf = _stack_config(path)
     try:
         pl.check_run_name(run_name)
         parsed = [pl.parse_override(o) for o in overrides]
-    except pl.PlanError as e:
-        raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
-    path = _stack_file(stack, project_dir)
-    try:
-        config = pl.run_config(_stack_config(path), parsed, run_name)
+        config = pl.run_config(stack_config, parsed, run_name)
+        offer = check.checked(config, sf.stack, {k for k, _ in parsed}, sf.locate)
+        check.check_shapes(offer, sf.stack, accelerators)
     except pl.PlanError as e:
         raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
     try:
@@ -294,6 +325,15 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
                       ttl_seconds=int(expires_in), keep=keep, owner=f"{user}@{host}",
                       command=pl.command_line(sys.argv[1:]),
                       created=datetime.now(timezone.utc))
+    if dry_run:
+        click.echo("\n".join([*pl.dry_run_lines(plan, offer.pools, work.describe),
+                               *cost.lines()]))
+        click.echo("--dry-run: nothing made, nothing contacted"
+                   + ("; an image given by tag is pinned by digest when the run submits it"
+                      if options.get("resolve_image") is not False else ""), err=True)
+        return
+    pin()
+    command = _pulumi()
     console = _Console()
     runner = Runner(plan, work, console, user=user, host=host, pid=os.getpid(),
                     alive=_alive)
@@ -305,7 +345,7 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         for line in cost.lines():
             console.line(f"run {run_name}: {line}")
         started = time.monotonic()
-        outcome = runner.run(_pulumi())
+        outcome = runner.run(command)
         held = time.monotonic() - started
     except InUse as e:
         raise click.ClickException(str(e)) from None

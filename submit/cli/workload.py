@@ -73,6 +73,11 @@ def create(ctx: Context, /, **options: Any) -> None:
     """Render a workload for the stack, check it, and apply it (or print it)."""
     o = CreateOptions(**options)
     wl = _checked(o)
+    # The kubeconfig is a local input too: a bad one is said before any registry is asked
+    # (after the options' own checks, which are bad input, exit 2).
+    submits = not (o.dry_run or o.export_file)
+    if submits and o.builds_image:
+        ctx.cluster  # noqa: B018
     if o.builds_image:
         from submit.cli.bundle import script_image  # late: only --script-dir needs HTTP
 
@@ -90,12 +95,14 @@ def create(ctx: Context, /, **options: Any) -> None:
             able = wl.spec(ctx.outputs).fleet_workers
             click.echo(f"fleet {fleet.name}: workers that can run it: {', '.join(able)} "
                        "(MultiKueue runs it on the first to admit it)", err=True)
+    if submits and not o.builds_image:
+        ctx.cluster  # noqa: B018
     if not o.builds_image:
-        from submit.cli.image_pin import resolve_all
+        from submit.cli.image_pin import resolve_all_for
         from submit.render.jobset import pin_images
 
-        pin_images(objs, resolve_all([o.image], enabled=o.resolve_image,
-                                     offline_ok=o.dry_run or bool(o.export_file)))
+        pin_images(objs, resolve_all_for([o.image], o.resolve_image, dry_run=o.dry_run,
+                                         export=bool(o.export_file)))
     if o.after is not None:
         from submit import api
 
@@ -140,8 +147,11 @@ def _checked(o: CreateOptions) -> Any:
         wl.check()
         if o.after is not None:
             sp.check_workload_name(o.after, "--after")
-        if o.export_file and not Path(o.export_file).resolve().parent.is_dir():
-            raise SpecError("--export", f"{o.export_file}: its directory does not exist")
+        from submit.cli import export_file as export
+
+        bad = export.problem(o.export_file) if o.export_file else None
+        if bad:
+            raise SpecError("--export", bad)
     return wl
 
 
@@ -155,11 +165,9 @@ def _proxy_hint(objs: list[dict[str, Any]]) -> None:
 
 
 def _export(objs: list[dict[str, Any]], fmt: str, export_file: str) -> None:
-    try:
-        Path(export_file).write_text(dump_objects(objs, fmt))
-    except OSError as e:
-        raise click.BadParameter(f"cannot write {export_file}: {e.strerror}",
-                                 param_hint="'--export'") from None
+    from submit.cli import export_file as export
+
+    export.write(export_file, dump_objects(objs, fmt))
     click.echo(f"wrote {export_file}; apply it with `submit workload apply {export_file}`",
                err=True)
 

@@ -51,6 +51,13 @@ def _parse(text: str, source: str) -> StackOutputs:
             # The contract's own message would quote the value: a kubeconfig's credentials.
             raise OutputsError(f"{source}: outputs.kubeconfig: not a string (its content is "
                                "not shown: it holds credentials)")
+        if isinstance(contract, dict) and "contractVersion" not in contract \
+                and not _fleet_keys(data):
+            keys = ", ".join(sorted(map(str, data))) or "none"
+            raise OutputsError(f"{source}: not an accelstack stack's outputs: no `accelstack` "
+                               f"output holding a contractVersion (its keys: {keys}); write "
+                               "it with `accelstack-preview STACK --outputs FILE` or "
+                               "`pulumi stack output --json --show-secrets`")
     try:
         # A fleet stack's outputs read as its manager view (infra/contract/fleet.py).
         if not _fleet_keys(data):
@@ -76,6 +83,12 @@ def from_file(path: str) -> StackOutputs:
         raw = Path(path).read_bytes()
     except IsADirectoryError:
         raise OptionError("--outputs", f"{path} is a directory, not an outputs file") from None
+    except FileNotFoundError:
+        stack = Path(path).name.removesuffix(".json").removesuffix(".outputs")
+        raise OptionError("--outputs", f"no outputs file {path}; write one offline with "
+                          f"`accelstack-preview {stack or 'STACK'} --quiet --outputs {path}`"
+                          ", or from a deployed stack with `pulumi stack output --json "
+                          f"--show-secrets > {path}`") from None
     except OSError as e:
         raise OptionError("--outputs", f"cannot read outputs file {path}: {e.strerror}") \
             from None

@@ -317,3 +317,28 @@ def exit_code(outcome: Outcome) -> Exit:
     if outcome.work_state == "Completed":
         return Exit.OK
     return Exit.WORK_FAILED
+
+
+# Config keys whose values `submit run --dry-run` never prints (infra/config/secrets.py
+# SECRET_KEYS: the keys a stack may hold as a Pulumi secret; a run takes them by --set).
+HIDDEN_KEYS = (f"{NAMESPACE}:masterAuthorizedNetworks",)
+
+
+def dry_run_lines(plan: RunPlan, pools: Sequence[str], work: str) -> list[str]:
+    """What `submit run --dry-run` prints: what the run would make, run and take down, as a
+    pure function of the plan (a line more, such as a cost, is one entry more)."""
+    where = (f"pools on the cluster of stack {plan.on_cluster}" if plan.on_cluster
+             else f"a cluster named {plan.name}")
+    lines = [f"stack: {plan.name} (from {plan.stack_file}): {where}", "config:"]
+    for key, value in sorted(plan.config.items()):
+        shown = "[secret]" if key in HIDDEN_KEYS else json.dumps(value, sort_keys=True)
+        lines.append(f"  {key}: {shown}")
+    lines.append("pools:")
+    lines += [f"  {p}" for p in pools] or ["  none"]
+    lines.append(f"work: {work}")
+    lines.append(f"expires: {_stamp(plan.expires)} (`submit reap` takes the stack down "
+                 "after this, whatever happens to the run)")
+    how = ("none: --keep leaves the stack up; take it down with" if plan.keep else
+           "after the work, whatever happens; by hand:")
+    lines.append(f"teardown: {how} {teardown_command(plan)}")
+    return lines

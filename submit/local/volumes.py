@@ -85,7 +85,14 @@ def local_mounts(pod_spec: dict[str, Any], container: dict[str, Any], pod: Pod,
 
 
 def rewrite_paths(text: str, mounts: Sequence[tuple[str, str]]) -> str:
-    for path, local in sorted(mounts, key=lambda m: -len(m[0])):
-        text = re.sub(rf"(?<![\w.-]){re.escape(path)}(?=/|$|[\s:;,'\"=)])",
-                      lambda _m, local=local: local, text)  # type: ignore[misc]
-    return text
+    """Each mount path in ``text`` (a whole path or a path's start) made its local directory,
+    in one pass: a local directory is never rewritten again, even when it lies under another
+    mount path (a run directory under /tmp, with a volume mounted at /tmp)."""
+    if not mounts:
+        return text
+    local: dict[str, str] = {}
+    for path, directory in mounts:
+        local.setdefault(path, directory)
+    alternatives = "|".join(re.escape(p) for p in sorted(local, key=len, reverse=True))
+    pattern = rf"(?<![\w.-])(?:{alternatives})(?=/|$|[\s:;,'\"=)])"
+    return re.sub(pattern, lambda m: local[m.group(0)], text)

@@ -46,6 +46,7 @@ _DNS_1123 = later(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 # get_restart_exit_codes in src/xpk/commands/workload.py). Each has an override.
 DEFAULT_PRIORITY = "medium"
 DEFAULT_TTL = "12h"
+DEFAULT_TTL_SECONDS = 12 * 3600
 DEFAULT_TERMINATION_GRACE_SECONDS = 30
 # 42 is the "please restart me" code of xpk-era launchers; 128+N is a process killed by
 # signal N (a preemption's SIGTERM, an OOM kill), 127 a command the image lacks.
@@ -55,8 +56,6 @@ DEFAULT_RESTART_EXIT_CODES = "42,127-255"
 DEFAULT_MAX_RESTARTS = 3
 NONE = "none"  # --priority none, --ttl none: no priority label, no TTL
 ANY = "any"  # --restart-on-exit-codes any: every failure restarts (up to --max-restarts)
-_DURATION = later(r"^([0-9]+)([smhd]?)\Z")
-_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _CAPABILITY = later(r"^[A-Z][A-Z0-9_]*\Z")
 # Never added back: each is root on the node in all but name.
 _REFUSED_CAPABILITIES = ("ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_PTRACE", "SYS_RAWIO",
@@ -241,20 +240,24 @@ def parse_pull_secrets(items: Sequence[str]) -> tuple[str, ...]:
 
 def parse_ttl(value: str | int | None) -> int | None:
     """Seconds (or 30m, 12h, 7d) after finishing; ``none`` keeps finished workloads."""
-    if value is None:
-        value = DEFAULT_TTL
+    if value is None or value == DEFAULT_TTL:
+        return DEFAULT_TTL_SECONDS  # the default needs no parser loaded
     if isinstance(value, int):
         check_range("--ttl", value, 0)
         return value
     text = value.strip().lower()
     if text == NONE:
         return None
-    m = _DURATION.match(text)
-    if not m:
-        raise SpecError("--ttl", f"{value!r} is not a duration: give seconds or a number "
-                        f"with s, m, h or d (such as 3600 or 12h), or '{NONE}' to keep the "
-                        "finished workload")
-    seconds = int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    from submit.render import duration  # late: the default TTL is a number
+
+    try:
+        exact = duration.parse(text)
+    except duration.DurationError:
+        raise SpecError("--ttl", f"{value!r} is not a duration: give {duration.HELP} (or "
+                        f"7d), or '{NONE}' to keep the finished workload") from None
+    seconds = int(exact)
+    if seconds != exact:  # ttlSecondsAfterFinished counts whole seconds
+        raise SpecError("--ttl", f"{value!r} is not a whole number of seconds")
     if seconds > INT32_MAX:  # ttlSecondsAfterFinished is an int32
         raise SpecError("--ttl", f"{value!r} is more than {INT32_MAX} seconds")
     return seconds

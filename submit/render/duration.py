@@ -1,6 +1,7 @@
 """Durations as people type them for kubectl and Go programs: ``90s``, ``30m``, ``1h30m``,
-``1.5h``; a bare number is seconds. Kept apart from the render path's TTL check so every
-command that takes a time (``wait --timeout``, ``--interval``) reads the same syntax.
+``1.5h``; a bare number is seconds. One grammar for every option that takes a time
+(``--ttl``, ``wait --timeout``, ``--interval``, ``run --expires-in``), loaded only by those
+given one.
 
 Go's ``time.ParseDuration`` accepts a sequence of decimal numbers, each with a unit
 (ns, us, ms, s, m, h), with an optional sign (https://pkg.go.dev/time#ParseDuration);

@@ -1,0 +1,42 @@
+"""Shell completion a newcomer reaches for (issue 34): `--pool` offers the pools of the
+`--accelerator` already typed, not every pool; `submit run <TAB>` offers the stacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.shell_completion import ShellComplete
+
+from conftest import ROOT
+from fakes import stacks
+from submit.cli.app import main
+
+
+def complete(args: list[str], incomplete: str) -> list[str]:
+    comp = ShellComplete(main, {}, "submit", "_SUBMIT_COMPLETE")
+    return [c.value for c in comp.get_completions(args, incomplete)]
+
+
+@pytest.fixture(autouse=True)
+def _in_project(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_pools_of_the_accelerator_typed(tmp_path: Path) -> None:
+    out = stacks.write_outputs(tmp_path / "o.json", "multi")
+    base = ["workload", "--outputs", str(out), "create"]
+    assert complete([*base, "--accelerator", "l4-1", "--pool"], "") == ["l4"]
+    # any accepted name of the accelerator (v5e-16 is v5litepod-16)
+    assert complete([*base, "--accelerator", "v5e-16", "--pool"], "") == ["v5e-flex",
+                                                                          "v5e-spot"]
+    assert complete([*base, "--pool"], "") == ["l4", "v5e-flex", "v5e-spot"]
+
+
+def test_run_completes_the_stacks() -> None:
+    expected = sorted(p.name[len("Pulumi."):-len(".yaml")]
+                      for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+    assert complete(["run"], "") == expected
+    assert complete(["run"], "v5e-s") == ["v5e-spot"]
