@@ -16,6 +16,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config.storage                              stores, job identities and their grants
     infra.config.pathways                             the Pathways head pool, scratch, images
     infra.config.checkpointing                        multi-tier checkpointing (pools, bucket, RAM)
+    infra.config.tensorboard                          the Vertex AI TensorBoard instance
     infra.config.stack (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config.stack import SlicePool``
