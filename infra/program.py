@@ -26,6 +26,7 @@ from infra.components.addons import ClusterAddons
 from infra.components.fleet import Fleet
 from infra.components.pools import Pools
 from infra.components.checkpointing import MultiTierCheckpointing
+from infra.components.tensorboard import VertexTensorboard
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.pathways import PathwaysAccess
@@ -167,6 +168,11 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         MultiTierCheckpointing("checkpointing", cfg, provider=addons.provider,
                                opts=pulumi.ResourceOptions(depends_on=[system, *stores]))
 
+    board = None
+    if cfg.tensorboard is not None:
+        # After the Vertex AI API (infra/specs/services.py).
+        board = VertexTensorboard("tensorboard", cfg, opts=after_apis)
+
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.
     exported: dict[str, Any] = exports.build(
@@ -180,6 +186,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
                    "dnsEndpoint": a[2], "nodeServiceAccount": a[3],
                    **({"natAddresses": a[4]} if a[4] is not None else {})})
     exported["kubeconfig"] = gke.kubeconfig
+    if board is not None:
+        board_fields = exported["tensorboard"]
+        exported["tensorboard"] = board.resource_name.apply(
+            lambda n: {**board_fields, "name": n})
     return {contract.OUTPUT_NAME: exported}
 
 

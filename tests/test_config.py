@@ -713,6 +713,7 @@ CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fie
                  "infra.config.class_nodes", "infra.config.slice_classes",
                  "infra.config.pathways", "infra.config.addons", "infra.config.registry", "infra.config.store_kinds", "infra.config.storage",
                  "infra.config.checkpointing",
+                 "infra.config.tensorboard",
                  "infra.config.stack"]
 
 

@@ -16,6 +16,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config.storage                              stores, job identities and their grants
     infra.config.pathways                             the Pathways head pool, scratch, images
     infra.config.checkpointing                        multi-tier checkpointing (pools, bucket, RAM)
+    infra.config.tensorboard                          the Vertex AI TensorBoard instance
     infra.config.stack (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config.stack import SlicePool``
@@ -39,6 +40,7 @@ from infra.config.network import (NETWORK_KEYS, Network, address_problems, gpu_c
 from infra.config.storage import Storage, Store, check_lustre_grants, parse_storage
 from infra.config.pathways import Pathways, parse_pathways, resolve_scratch
 from infra.config.checkpointing import Checkpointing, parse_checkpointing
+from infra.config.tensorboard import VertexTensorboard, parse_tensorboard, refuse_ml_diagnostics
 from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
@@ -91,6 +93,7 @@ class StackConfig:
     pathways: Pathways | None = None  # its head pool is one of ``slices``
     slice_classes: tuple[SliceClass, ...] = ()  # slices made on demand (ComputeClasses)
     checkpointing: Checkpointing | None = None  # GKE multi-tier checkpointing
+    tensorboard: VertexTensorboard | None = None  # a Vertex AI TensorBoard instance
 
     @property
     def location(self) -> str:
@@ -109,6 +112,7 @@ TOP_LEVEL_KEYS = (
     "addons", "queues", "imageCache", "policy", "dnsEndpoint", "registry", "storage",
     "pathways", "sliceClasses",
     "checkpointing",
+    "tensorboard", "mlDiagnostics",
 )
 
 
@@ -170,6 +174,9 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     if len(r.problems) == before_storage:  # it names a store and pools
         checkpointing = parse_checkpointing(r, top.get("checkpointing"), pools, storage,
                                             version, [c.name for c in classes])
+    tensorboard = parse_tensorboard(r, top.get("tensorboard"), region=cluster.region,
+                                    cluster_name=cluster.cluster_name)
+    refuse_ml_diagnostics(r, top.get("mlDiagnostics"))
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
@@ -201,7 +208,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         dns_k8s_tokens=cluster.dns_k8s_tokens,
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
-        checkpointing=checkpointing,
+        checkpointing=checkpointing, tensorboard=tensorboard,
     )
 
 

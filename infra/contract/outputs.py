@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from infra.contract import checkpointing as checkpointing_contract
+from infra.contract import tensorboard as tensorboard_contract
 from infra.contract.parts import ClusterInfo as ClusterInfo
 from infra.contract.parts import LocalQueueInfo as LocalQueueInfo
 from infra.contract.parts import PathwaysInfo as PathwaysInfo
@@ -44,6 +45,8 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    disk, the pod's memory left), additive: absent reads as off;
 #    and cluster.multiKueueOrigin (its Kueue's MultiKueue origin) and cluster.natAddresses
 #    (the reserved addresses its Cloud NAT sends from); additive: absent reads as unknown
+#    and tensorboard (the stack's Vertex AI TensorBoard instance: project, region,
+#    displayName, name); additive: absent reads as none
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -80,6 +83,8 @@ class StackOutputs:
     # Set only on the manager view of a fleet's outputs (infra/contract/fleet.py): the
     # fleet's workers and queues. Never exported by a cluster stack.
     fleet: Any = None
+    # The stack's Vertex AI TensorBoard instance (infra/contract/tensorboard.py), or None.
+    tensorboard: tensorboard_contract.TensorboardInfo | None = None
 
     def slice_class(self, name: str) -> SliceClassInfo | None:
         return next((c for c in self.slice_classes if c.name == name), None)
@@ -136,6 +141,7 @@ class StackOutputs:
                if self.slice_classes else {}),
             "cohort": self.cohort,
             **({"onCluster": self.on_cluster} if self.on_cluster else {}),
+            **({"tensorboard": self.tensorboard.to_dict()} if self.tensorboard else {}),
         }
 
 
@@ -272,6 +278,8 @@ def load(data: Any) -> StackOutputs:
         contract_version=version,
         cohort=_optional_str(data, "cohort", p),
         on_cluster=_optional_str(data, "onCluster", p),
+        tensorboard=tensorboard_contract.load(data.get("tensorboard"), f"{p}.tensorboard",
+                                              ContractError),
     )
 
 

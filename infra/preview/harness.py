@@ -164,6 +164,11 @@ class _Mocks(pulumi.runtime.Mocks):
             # waits for it): a stand-in token and CA.
             state["data"] = {"token": base64.b64encode(PREVIEW_TOKEN.encode()).decode(),
                              "ca.crt": PREVIEW_CA}
+        elif args.typ == "gcp:vertex/aiTensorboard:AiTensorboard":
+            # Vertex AI names an instance by project number and a numeric id.
+            rid = (f"projects/{PREVIEW_PROJECT_NUMBER}/locations/{state.get('region')}/"
+                   f"tensorboards/1234567890")
+            state["name"] = rid
         elif args.typ == "gcp:lustre/instance:Instance":
             state["mountPoint"] = f"10.200.0.6@tcp:/{state.get('filesystem')}"
         state["id"] = rid

@@ -15,6 +15,7 @@ from infra.config.addons import PRIORITY_CLASSES
 from infra.config.stack import SliceClass, SlicePool, StackConfig
 from infra.specs import storage as storage_spec
 from infra.specs import checkpointing as checkpointing_spec
+from infra.specs import tensorboard as tensorboard_spec
 from infra.contract.checkpointing import CheckpointTierInfo
 from infra.contract.outputs import (ClusterInfo, LocalQueueInfo, PathwaysInfo, SliceClassInfo,
                                    SlicePoolInfo, StackOutputs, StorageInfo, StoreInfo)
@@ -133,5 +134,7 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         slice_classes=tuple(class_info(c) for c in cfg.slice_classes),
         # The ClusterQueues are in the cohort only when there are teams (specs/kueue.py).
         cohort=q.cohort if q.teams else None,
+        # The instance's resource name is known once it exists: the program fills it in.
+        tensorboard=tensorboard_spec.info(cfg, name=""),
     )
 

@@ -38,6 +38,10 @@ BASE_SERVICES = ("compute.googleapis.com", "container.googleapis.com", "iam.goog
 ARTIFACT_REGISTRY = "artifactregistry.googleapis.com"
 # The Pathways scratch grant (gcp.storage.BucketIAMMember) is a Cloud Storage call.
 STORAGE = "storage.googleapis.com"
+# The stack's Vertex AI TensorBoard instance (gcp.vertex.AiTensorboard) is a Vertex AI
+# resource: "Enable Vertex AI API" is MaxText's first prerequisite for uploading to it
+# (AI-Hypercomputer/maxtext getting_started/Use_Vertex_AI_Tensorboard.md).
+VERTEX_AI = "aiplatform.googleapis.com"
 
 
 @record
@@ -67,6 +71,8 @@ def apis(cfg: StackConfig) -> list[Api]:
     names += storage_spec.services(cfg)
     if cfg.pathways is not None:
         names.append(STORAGE)
+    if cfg.tensorboard is not None:
+        names.append(VERTEX_AI)
     unique = list(dict.fromkeys(names))
     return [Api(cfg.project, s) for s in unique] + other
 

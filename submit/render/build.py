@@ -177,7 +177,7 @@ def build_spec(
             host_network=uses_host_network(chosen.kind, chosen.vms_per_slice, replicas),
             arm=chosen.node_selector.get(ARCH_LABEL) == ARM64, node_version=node_version,
             stack_traces=stack_traces, xla_dump=xla_dump, debug_logs=debug_logs,
-            tensorboard=tensorboard)
+            tensorboard=tensorboard, vertex_tensorboard=outputs.tensorboard)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from submit.render.diagnostics.pod import DEBUG_LOG_ENV, DUMP_CONTAINER, TENSORBOARD_ENV, \
-    TRACE_CONTAINER, TRACE_DIR
+    TRACE_CONTAINER, TRACE_DIR, VERTEX_EXPERIMENT_ENV, VERTEX_RESOURCE_ENV
 from submit.render.diagnostics.options import STORE_MOUNT
 
 
@@ -56,8 +56,12 @@ def diagnostics_of(jobset: dict[str, Any]) -> dict[str, Any]:
         dump = {"location": where, "folder": upload_env.get("DUMP_FOLDER"),
                 "perHost": "attempt-<restart>/slice-<slice>-worker-<worker>"}
     debug = all(env.get(k) is not None for k, _ in DEBUG_LOG_ENV)
-    return {"stackTraces": traces, "xlaDump": dump, "debugLogs": debug,
-            "tensorboard": env.get(TENSORBOARD_ENV[0])}
+    out = {"stackTraces": traces, "xlaDump": dump, "debugLogs": debug,
+           "tensorboard": env.get(TENSORBOARD_ENV[0])}
+    if env.get(VERTEX_RESOURCE_ENV):
+        out["vertexTensorboard"] = {"instance": env[VERTEX_RESOURCE_ENV],
+                                    "experiment": env.get(VERTEX_EXPERIMENT_ENV)}
+    return out
 
 
 def describe_lines(jobset: dict[str, Any]) -> list[str]:
@@ -79,6 +83,10 @@ def describe_lines(jobset: dict[str, Any]) -> list[str]:
                      "(uploaded every minute and when the pod ends)")
     if found["tensorboard"]:
         lines.append(f"  TensorBoard logs: {found['tensorboard']}/")
+    vertex = found.get("vertexTensorboard")
+    if vertex:
+        lines.append(f"  Vertex AI TensorBoard: {vertex['instance']} (experiment "
+                     f"{vertex['experiment']})")
     if found["debugLogs"]:
         lines.append("  debug logs: " + " ".join(f"{k}={v}" for k, v in DEBUG_LOG_ENV))
     return ["Diagnostics:"] + lines if lines else []

@@ -78,12 +78,19 @@ def links(cluster: ClusterInfo, jobset: dict[str, Any]) -> dict[str, Any]:
         stores.append({"store": "xla-dump", "path": dump["folder"],
                        "link": bucket_link(cluster, dump["location"][len("gs://"):],
                                            dump["folder"])})
-    return {"logs": logs_link(cluster, logs_query(cluster, ns, name)),
-            "workload": workload_link(cluster, ns, name), "stores": stores}
+    out: dict[str, Any] = {"logs": logs_link(cluster, logs_query(cluster, ns, name)),
+                           "workload": workload_link(cluster, ns, name), "stores": stores}
+    if found.get("vertexTensorboard"):
+        out["vertexTensorboard"] = found["vertexTensorboard"]
+    return out
 
 
 def describe_lines(found: dict[str, Any]) -> list[str]:
     """The text of ``links(...)``."""
     lines = ["Links:", f"  logs:      {found['logs']}", f"  workload:  {found['workload']}"]
     lines += [f"  {s['store']} ({s['path']}): {s['link']}" for s in found["stores"]]
+    vertex = found.get("vertexTensorboard")
+    if vertex:
+        lines.append(f"  Vertex AI TensorBoard: {vertex['instance']} (experiment "
+                     f"{vertex['experiment']})")
     return lines

@@ -10,6 +10,7 @@ import posixpath
 from typing import Sequence
 
 from infra.contract.outputs import StorageInfo, StoreInfo
+from infra.contract.tensorboard import TensorboardInfo
 from infra.lazy_re import later
 from infra.record import record
 from submit.render import mounts
@@ -52,6 +53,8 @@ class Diagnostics:
     xla_dump: XlaDump | None = None
     debug_logs: bool = False
     tensorboard_base: str | None = None  # gs://BUCKET/PATH (--tensorboard): + /<workload>
+    # The stack's Vertex AI TensorBoard instance, with --tensorboard on a stack that has one.
+    vertex: TensorboardInfo | None = None
 
     def tensorboard_dir(self, workload: str) -> str | None:
         return None if self.tensorboard_base is None else f"{self.tensorboard_base}/{workload}"
@@ -109,10 +112,12 @@ def check_alone(*, xla_dump: str | None, stack_traces: bool = False, debug_logs:
 def build(*, namespace: str, storage: StorageInfo, pool_kind: str,
           host_network: bool, arm: bool = False, node_version: str | None = None,
           stack_traces: bool = False, xla_dump: str | None = None,
-          debug_logs: bool = False, tensorboard: str | None = None) -> Diagnostics | None:
+          debug_logs: bool = False, tensorboard: str | None = None,
+          vertex_tensorboard: TensorboardInfo | None = None) -> Diagnostics | None:
     """The checked diagnostics of a workload (None: none asked for). ``host_network``,
     ``arm`` and ``node_version``: as for --mount (submit/render/mounts.py), whose version
-    floors the dump store meets too."""
+    floors the dump store meets too. ``vertex_tensorboard``: the stack's instance (outputs
+    contract), which --tensorboard uploads to."""
     if debug_logs and pool_kind != "tpu":
         raise SpecError("--debug-logs", f"sets libtpu's log levels, which apply to TPU slices "
                         f"only; this workload runs on a {pool_kind.upper()} pool")
@@ -130,7 +135,8 @@ def build(*, namespace: str, storage: StorageInfo, pool_kind: str,
     if tensorboard is not None:
         board = _tensorboard_base(tensorboard, namespace, storage)
     out = Diagnostics(stack_traces=stack_traces, xla_dump=dump, debug_logs=debug_logs,
-                      tensorboard_base=board)
+                      tensorboard_base=board,
+                      vertex=vertex_tensorboard if board is not None else None)
     return out if out.any else None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.contract.tensorboard import TensorboardInfo
 from submit.render import mounts
 from submit.render.diagnostics.options import STORE_MOUNT, XLA_DUMP_FLAG, XLA_FLAGS, \
     Diagnostics
@@ -48,6 +49,22 @@ DUMP_RESOURCES = (100, 64)
 # Vertex AI custom training gives the same directory ("Use Vertex AI TensorBoard with custom
 # training"), so code written for Vertex finds it here too.
 TENSORBOARD_ENV = ("TENSORBOARD_LOG_DIR", "AIP_TENSORBOARD_LOG_DIR")
+# --tensorboard on a stack with a Vertex AI TensorBoard instance: what MaxText reads to upload
+# its logs there (AI-Hypercomputer/maxtext MaxText/vertex_tensorboard.py,
+# VertexTensorboardManager). TENSORBOARD_PROJECT, TENSORBOARD_REGION, TENSORBOARD_NAME (the
+# instance's display name, which cloud-accelerator-diagnostics looks the instance up by) and
+# EXPERIMENT_NAME take precedence over its config keys vertex_tensorboard_project and
+# vertex_tensorboard_region and its run_name. M_USE_VERTEX_TENSORBOARD sets its
+# use_vertex_tensorboard key (pyconfig: a key K is overridden by the variable M_<K in upper
+# case>), with which process 0 finds the instance, creates the experiment when it is missing
+# and starts the uploader; without it the experiment must exist beforehand.
+VERTEX_PROJECT_ENV = "TENSORBOARD_PROJECT"
+VERTEX_REGION_ENV = "TENSORBOARD_REGION"
+VERTEX_NAME_ENV = "TENSORBOARD_NAME"
+VERTEX_EXPERIMENT_ENV = "EXPERIMENT_NAME"
+VERTEX_SWITCH_ENV = ("M_USE_VERTEX_TENSORBOARD", "true")
+# The instance's resource name, for the job's own code (read by describe).
+VERTEX_RESOURCE_ENV = "VERTEX_TENSORBOARD"
 DEBUG_LOG_ENV = (
     ("TPU_STDERR_LOG_LEVEL", "0"),
     ("TPU_MIN_LOG_LEVEL", "0"),
@@ -88,6 +105,15 @@ DUMP_SCRIPT = (
     'while :; do sleep "${DUMP_INTERVAL:-60}" & wait $!; upload; done')
 
 
+def vertex_env(board: TensorboardInfo, workload: str) -> list[tuple[str, str]]:
+    """The variables of an upload to ``board``, the workload's name as its experiment: a
+    Kubernetes name, within what Vertex AI admits as an experiment id (1-128 characters of
+    [a-z], [0-9] and '-': tensorboards.experiments.create, tensorboardExperimentId)."""
+    return [(VERTEX_PROJECT_ENV, board.project), (VERTEX_REGION_ENV, board.region),
+            (VERTEX_NAME_ENV, board.display_name), (VERTEX_EXPERIMENT_ENV, workload),
+            VERTEX_SWITCH_ENV, (VERTEX_RESOURCE_ENV, board.name)]
+
+
 def _amounts(cpu_milli: int, memory_mi: int) -> dict[str, Any]:
     amounts = {"cpu": f"{cpu_milli}m", "memory": f"{memory_mi}Mi"}
     return {"requests": dict(amounts), "limits": dict(amounts)}
@@ -122,6 +148,10 @@ def decorate(pod: dict[str, Any], pod_meta: dict[str, Any], diag: Diagnostics,
     board = diag.tensorboard_dir(workload)
     if board is not None:
         main["env"] += [{"name": k, "value": board} for k in TENSORBOARD_ENV]
+    if board is not None and diag.vertex is not None:
+        set_by_user = {e["name"] for e in main["env"]}
+        main["env"] += [{"name": k, "value": v} for k, v in vertex_env(diag.vertex, workload)
+                        if k not in set_by_user]
     if diag.stack_traces:
         pod["volumes"].append({"name": TRACE_VOLUME, "emptyDir": {"sizeLimit": TRACE_SIZE_LIMIT}})
         main["volumeMounts"].append({"name": TRACE_VOLUME, "mountPath": TRACE_DIR})
