@@ -15,6 +15,7 @@ import stack_fixtures
 from fakes import stacks
 from infra.catalog import pod_resources
 from submit.cli.app import main
+from submit.local import plan as local_plan
 from submit.render import jobset as render_mod
 from submit.render.build import build_spec
 from submit.render.spec import SpecError
@@ -148,3 +149,15 @@ def test_refusals_are_one_line_exit_2(tmp_path: Path, stack: str, accelerator: s
                                        extra: list[str], message: str) -> None:
     line = _refusal(_cli(tmp_path, stack, accelerator, *extra))
     assert line == f"Error: Invalid value for '--parallel-containers': {message.split(': ', 1)[1]}"
+
+
+def test_run_local_runs_the_first_container_and_names_the_others(tmp_path: Path) -> None:
+    """run-local has no TPU to split: each pod's first container runs, with the pod's env,
+    and the notes say which containers were not run."""
+    args = {**_golden_args(), "parallel_containers": 4}
+    objs = render_mod.render(build_spec(stack_fixtures.outputs("tpu7x"), **args))  # type: ignore[arg-type]
+    plan = local_plan.build(objs, local_plan.Options(run_dir=str(tmp_path), cwd="."), 0,
+                            iter(range(20000, 21000)).__next__)
+    assert len(plan.processes) == 16  # one per VM of the 4x4x4 slice
+    assert {f"container main-{i} is not run (only main runs locally)"
+            for i in (2, 3, 4)} <= set(plan.notes)

@@ -6,8 +6,8 @@ Facts this follows (docs/submitting.md, "Parallel containers on TPU7x"):
   containers so that each is bound to the CPU, memory and TPUs of one NUMA node.
 - Google's sample (GoogleCloudPlatform/kubernetes-engine-samples,
   ai-ml/gke-multi-container-numa-ironwood): a pod of two containers on a 2x2x2 TPU7x slice,
-  each asking ``google.com/tpu: 2`` and setting no variable; each container's JAX sees the
-  chips allocated to it.
+  each asking ``google.com/tpu: 2`` and setting no variable; its README says each
+  container's JAX command checks that it sees the TPU devices allocated to it.
 - xpk's ``--use-parallel-containers`` (on for TPU7x): ``chips per VM / parallel
   containers`` chips per container, the same environment in each, and never with
   ``--pathways``.
