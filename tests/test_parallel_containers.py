@@ -5,6 +5,7 @@ the one-line refusals (exit 2) of every case the sources do not cover."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -32,18 +33,19 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ACCELSTACK_RESOLVE_IMAGE", "0")
 
 
-def _golden_args() -> dict[str, object]:
+def _golden_args() -> dict[str, Any]:
     return dict(yaml.safe_load((GOLDEN / "input.yaml").read_text())["args"])
 
 
-def _pod(objs: list[dict[str, object]]) -> dict[str, object]:
+def _pod(objs: list[dict[str, Any]]) -> dict[str, Any]:
     js = objs[-1]
-    return js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]  # type: ignore[index,no-any-return]
+    pod: dict[str, Any] = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    return pod
 
 
 def test_golden_case_reads_as_asked() -> None:
     args = _golden_args()
-    spec = build_spec(stack_fixtures.outputs("tpu7x"), **args)  # type: ignore[arg-type]
+    spec = build_spec(stack_fixtures.outputs("tpu7x"), **args)
     objs = list(yaml.safe_load_all((GOLDEN / "expected.yaml").read_text()))
     assert objs == render_mod.render(spec)
     js = objs[-1]
@@ -83,23 +85,23 @@ def test_golden_case_reads_as_asked() -> None:
 def test_without_the_option_one_container_with_all_chips() -> None:
     args = _golden_args()
     del args["parallel_containers"]
-    pod = _pod(render_mod.render(build_spec(stack_fixtures.outputs("tpu7x"), **args)))  # type: ignore[arg-type]
-    [main_c] = pod["containers"]  # type: ignore[misc]
+    pod = _pod(render_mod.render(build_spec(stack_fixtures.outputs("tpu7x"), **args)))
+    [main_c] = pod["containers"]
     assert main_c["resources"]["limits"]["google.com/tpu"] == "4"
 
 
 def test_four_containers_of_one_chip() -> None:
     args = {**_golden_args(), "parallel_containers": 4}
-    objs = render_mod.render(build_spec(stack_fixtures.outputs("tpu7x"), **args))  # type: ignore[arg-type]
+    objs = render_mod.render(build_spec(stack_fixtures.outputs("tpu7x"), **args))
     pod = _pod(objs)
-    assert [c["resources"]["limits"]["google.com/tpu"] for c in pod["containers"]] == ["1"] * 4  # type: ignore[index,union-attr]
+    assert [c["resources"]["limits"]["google.com/tpu"] for c in pod["containers"]] == ["1"] * 4
     schema.validate(pod_of(objs[-1]))
 
 
 def test_a_count_that_does_not_divide_the_chips_is_refused() -> None:
     args = {**_golden_args(), "parallel_containers": 3}
     with pytest.raises(SpecError) as e:
-        build_spec(stack_fixtures.outputs("tpu7x"), **args)  # type: ignore[arg-type]
+        build_spec(stack_fixtures.outputs("tpu7x"), **args)
     assert str(e.value) == ("--parallel-containers: 3 does not divide the 4 chips of a "
                             "tpu7x-128 VM; allowed: 2, 4")
 
@@ -155,7 +157,7 @@ def test_run_local_runs_the_first_container_and_names_the_others(tmp_path: Path)
     """run-local has no TPU to split: each pod's first container runs, with the pod's env,
     and the notes say which containers were not run."""
     args = {**_golden_args(), "parallel_containers": 4}
-    objs = render_mod.render(build_spec(stack_fixtures.outputs("tpu7x"), **args))  # type: ignore[arg-type]
+    objs = render_mod.render(build_spec(stack_fixtures.outputs("tpu7x"), **args))
     plan = local_plan.build(objs, local_plan.Options(run_dir=str(tmp_path), cwd="."), 0,
                             iter(range(20000, 21000)).__next__)
     assert len(plan.processes) == 16  # one per VM of the 4x4x4 slice
