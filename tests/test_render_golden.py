@@ -175,7 +175,8 @@ def test_there_are_golden_cases() -> None:
 
 
 # Pathways cases (two replicated jobs, head and workers) are read in test_pathways.py.
-ONE_JOB_CASES = [c for c in CASES if not c.name.startswith("pathways-")]
+# Parallel-containers cases (N containers per pod) are read in test_parallel_containers.py.
+ONE_JOB_CASES = [c for c in CASES if not c.name.startswith(("pathways-", "parallel-containers-"))]
 
 
 @pytest.mark.parametrize("case", ONE_JOB_CASES, ids=[c.name for c in ONE_JOB_CASES])

@@ -173,6 +173,7 @@ class CreateOptions:
     pathways_server_arg: tuple[str, ...] = ()
     pathways_proxy_arg: tuple[str, ...] = ()
     pathways_worker_arg: tuple[str, ...] = ()
+    parallel_containers: int | None = None
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -200,7 +201,8 @@ class CreateOptions:
             pathways_colocated_python_image=self.pathways_colocated_python_image,
             pathways_server_arg=self.pathways_server_arg,
             pathways_proxy_arg=self.pathways_proxy_arg,
-            pathways_worker_arg=self.pathways_worker_arg)
+            pathways_worker_arg=self.pathways_worker_arg,
+            parallel_containers=self.parallel_containers)
 
     @property
     def builds_image(self) -> bool:

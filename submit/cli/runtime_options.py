@@ -30,4 +30,8 @@ RUNTIME_OPTIONS = [
                  help="With --pathways: an extra flag of the proxy. Repeatable."),
     click.option("--pathways-worker-arg", multiple=True, metavar="--FLAG=VALUE",
                  help="With --pathways: an extra flag of the workers. Repeatable."),
+    click.option("--parallel-containers", type=int, metavar="N",
+                 help="TPU7x: run N containers per VM, each with chips/N of the VM's chips "
+                      "(xpk's --use-parallel-containers; GKE's multi-container NUMA "
+                      "sample uses 2). N must divide the chips of one VM."),
 ]

@@ -99,6 +99,7 @@ def build_spec(
     pathways_colocated_python_image: str | None = None,
     pathways_server_arg: Sequence[str] = (), pathways_proxy_arg: Sequence[str] = (),
     pathways_worker_arg: Sequence[str] = (),
+    parallel_containers: int | None = None,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -119,7 +120,8 @@ def build_spec(
         pathways_colocated_python=pathways_colocated_python,
         pathways_colocated_python_image=pathways_colocated_python_image,
         pathways_server_arg=pathways_server_arg, pathways_proxy_arg=pathways_proxy_arg,
-        pathways_worker_arg=pathways_worker_arg)
+        pathways_worker_arg=pathways_worker_arg, parallel_containers=parallel_containers,
+        local_checkpoint_dir=local_checkpoint_dir)
     passthrough = {  # the given --pathways-* pass-through options (pathways_options)
         "pathways_server_image": pathways_server_image,
         "pathways_proxy_image": pathways_proxy_image,
@@ -130,6 +132,15 @@ def build_spec(
     if image is None and not (pathways and headless):
         raise SpecError("--image", "is required (or --script-dir with --base-image)")
     chosen = pick_pool(outputs, accelerator, pool)
+    if parallel_containers is not None:  # late: --parallel-containers only
+        from submit.render import parallel_containers as parallel
+
+        try:
+            parallel.check_pool(parallel_containers, family=chosen.family,
+                                accelerator=chosen.accelerator,
+                                chips_per_vm=chosen.chips_per_vm)
+        except parallel.ParallelContainersError as e:
+            raise SpecError(e.option, e.message) from None
     replicas, parallelism = _shape(chosen, num_slices, num_nodes)
     pathways_spec = (_pathways(outputs, chosen, replicas, headless, elastic_slices,
                                passthrough) if pathways else None)
@@ -191,6 +202,7 @@ def build_spec(
         pathways=pathways_spec, managed_by=managed_by, fleet_workers=able,
         local_checkpoint=local,
         diagnostics=diagnostics, image_pull_secrets=parse_pull_secrets(image_pull_secret),
+        parallel_containers=parallel_containers or 1,
     )
 
 

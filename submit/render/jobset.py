@@ -214,11 +214,15 @@ def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
         # backoff limit instead and the JobSet restarts (up to --max-restarts). A pod
         # killed by a disruption (Spot preemption, node maintenance) counts as retriable
         # whatever its exit code: the first matching rule wins.
+        exits: dict[str, Any] = {"containerName": CONTAINER, "operator": "NotIn",
+                                 "values": list(spec.retriable_exit_codes)}
+        if spec.parallel_containers > 1:
+            # Every one of the N containers (Job API: a rule without containerName applies
+            # to all containers).
+            del exits["containerName"]
         job["podFailurePolicy"] = {"rules": [
             {"action": "Count", "onPodConditions": [{"type": "DisruptionTarget"}]},
-            {"action": "FailJob",
-             "onExitCodes": {"containerName": CONTAINER, "operator": "NotIn",
-                             "values": list(spec.retriable_exit_codes)}},
+            {"action": "FailJob", "onExitCodes": exits},
         ]}
     return job
 
@@ -275,6 +279,10 @@ def jobset(spec: WorkloadSpec) -> dict[str, Any]:
         diagnostics.decorate(pod, pod_meta, spec.diagnostics, spec.name)
     _harden(pod)
     _user_env_wins(pod["containers"][0], {v.name for v in spec.env})
+    if spec.parallel_containers > 1:  # late: --parallel-containers (TPU7x) only
+        from submit.render import parallel_containers
+
+        parallel_containers.split(pod, spec.parallel_containers)
     failure: dict[str, Any] = {"maxRestarts": spec.max_restarts}
     if spec.retriable_exit_codes:
         failure["rules"] = [{"name": FAIL_FAST_RULE, "action": "FailJobSet",

@@ -116,6 +116,8 @@ class WorkloadSpec:
     # --stack-traces, --xla-dump, --debug-logs: rendered by submit/render/diagnostics/.
     diagnostics: Diagnostics | None = None
     image_pull_secrets: tuple[str, ...] = ()  # --image-pull-secret: the pods' imagePullSecrets
+    # --parallel-containers: TPU7x, containers per pod (submit/render/parallel_containers.py)
+    parallel_containers: int = 1
 
     @property
     def replicated_job(self) -> str:
@@ -368,7 +370,8 @@ def check_options(
     mount: Sequence[str] = (), fleet_worker: str | None = None,
     fleet_region: str | None = None, stack_traces: bool = False, xla_dump: str | None = None,
     debug_logs: bool = False, image_pull_secret: Sequence[str] = (),
-    tensorboard: str | None = None,
+    tensorboard: str | None = None, parallel_containers: int | None = None,
+    local_checkpoint_dir: str | None = None,
     **_needs_the_stack: object,
 ) -> None:
     """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
@@ -418,6 +421,15 @@ def check_options(
     passthrough = {k: v for k, v in _needs_the_stack.items() if k.startswith("pathways_") and v}
     if passthrough:  # --pathways-*-image, --pathways-*-arg, --pathways-colocated-python
         _check_pathways_flags(pathways=pathways, passthrough=passthrough)
+    if parallel_containers is not None:
+        from submit.render import parallel_containers as parallel  # late: that option only
+
+        try:
+            parallel.check_alone(parallel_containers, pathways=pathways,
+                                 stack_traces=stack_traces, xla_dump=xla_dump,
+                                 local_checkpoint_dir=local_checkpoint_dir)
+        except parallel.ParallelContainersError as e:
+            raise SpecError(e.option, e.message) from None
     if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
         from submit.render.diagnostics import options as diagnostics  # late: these only
 
