@@ -332,3 +332,18 @@ def test_the_budget_rule_under_crossguard(monkeypatch: pytest.MonkeyPatch) -> No
                               f"${total:,.2f}/hour while it stands")
     assert "over its budget of $1,000.00/hour; fix: " in message
     assert urn == "urn:pulumi:test::accelstack::gcp:container/cluster:Cluster::trillium"
+
+
+def test_an_old_table_warns_on_the_day_accelstack_today_names(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    as_of = prices.shipped().as_of
+    monkeypatch.setenv("ACCELSTACK_TODAY", as_of.isoformat())
+    quiet = CliRunner().invoke(preview.main, ["--quiet", str(
+        ROOT / "stacks" / "Pulumi.v5e-spot.yaml")])
+    assert quiet.exit_code == 0 and "price table" not in quiet.stderr
+    monkeypatch.setenv("ACCELSTACK_TODAY", date(as_of.year + 1, as_of.month, 1).isoformat())
+    old = CliRunner().invoke(preview.main, ["--quiet", str(
+        ROOT / "stacks" / "Pulumi.v5e-spot.yaml")])
+    assert old.exit_code == 0
+    assert f"warning: the price table is {(date(as_of.year + 1, as_of.month, 1) - as_of).days}" \
+        f" days old (as of {as_of.isoformat()}" in old.stderr

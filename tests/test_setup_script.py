@@ -58,9 +58,12 @@ def test_setup_shows_its_steps_then_a_summary_and_the_next_command(tmp_path: Pat
         "setup: [3/5] .venv-checkov: checkov, the security scanner the tests run",
         "setup: [4/5] the offline preview of stack v5e-spot, its outputs into "
         "v5e-spot.outputs.json",
-        "stack v5e-spot: 40 resources",
+        "stack v5e-spot: 41 resources",
         "outputs: accelstack; pools: v5litepod-16 (v5litepod-16 x2, spot)",
         "policy: ok",
+        "cost: $16.37/hour while it stands (price table of 2026-11-27)",
+        # Each part's $/hour and how it was reached (docs/cost.md), one line each.
+        *[line for line in lines if line.startswith("  ") and "/hour  " in line],
         "setup: [5/5] done. Next, render a workload for that stack (offline, nothing is sent):",
         "  .venv/bin/submit workload --outputs v5e-spot.outputs.json create --workload hello "
         "--accelerator v5litepod-16 --image python:3.12 --command 'python3 -c \"print(1)\"' "
