@@ -18,6 +18,9 @@ from fakes.pulumi_auto import FakeAutoPulumi, install
 from fakes.pulumi_behaviours import BEHAVIOURS
 
 URN = "urn:pulumi:eph::accelstack::gcp:container/nodePool:NodePool::pool"
+POOL_ID = "projects/p/locations/l/clusters/c/nodePools/pool"
+POOL_INPUTS = {"project": "p", "location": "l", "cluster": "projects/p/locations/l/clusters/c",
+               "name": "pool"}
 
 
 class Cli:
@@ -43,7 +46,8 @@ class Cli:
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
     fake = install(tmp_path, monkeypatch)
     fake.program([("gcp:container/cluster:Cluster", "cluster"),
-                  ("gcp:container/nodePool:NodePool", "pool")], {})
+                  ("gcp:container/nodePool:NodePool", "pool")], {},
+                 made={"pool": (POOL_INPUTS, POOL_ID)})
     project = tmp_path / "project"
     project.mkdir()
     (project / "Pulumi.yaml").write_text("name: accelstack\nruntime: python\n")
@@ -169,7 +173,8 @@ def export_pending(cli: Cli) -> None:
     state = json.loads(cli("stack", "export", "--show-secrets", "--stack", "eph").stdout)
     assert state["version"] == 3
     assert state["deployment"]["pending_operations"] == [
-        {"resource": {"urn": URN, "type": "gcp:container/nodePool:NodePool", "custom": True},
+        {"resource": {"urn": URN, "type": "gcp:container/nodePool:NodePool", "custom": True,
+                      "inputs": POOL_INPUTS},
          "type": "creating"}]
 
 
@@ -191,11 +196,31 @@ def refresh_pending(cli: Cli) -> None:
               ok=False).stderr
     assert err == "error: each URN must be followed by an ID: found an odd number of entries\n"
     cli("refresh", "--yes", "--stack", "eph", f"--import-pending-creates={URN}",
-        "--import-pending-creates=projects/p/locations/l/clusters/c/nodePools/pool")
+        f"--import-pending-creates={POOL_ID}")
     assert cli.stack()["pending"] == [] and URN in cli.stack()["resources"]
     cli.stack(pending=[URN], resources=[u for u in cli.stack()["resources"] if u != URN])
     cli("refresh", "--yes", "--stack", "eph", "--clear-pending-creates")
     assert cli.stack()["pending"] == []
+
+
+def refresh_import_read(cli: Cli) -> None:
+    _killed_mid_create(cli)
+    # A wrong ID reads nothing: the create leaves the state, the resource stays in the cloud.
+    cli("refresh", "--yes", "--stack", "eph", "--import-pending-creates", URN,
+        "--import-pending-creates", POOL_ID + "-other")
+    assert cli.stack()["pending"] == [] and URN not in cli.stack()["resources"]
+    assert URN in cli.fake.cloud
+    cli.stack(pending=[URN])
+    cli("refresh", "--yes", "--stack", "eph", "--import-pending-creates", URN,
+        "--import-pending-creates", POOL_ID)
+    assert cli.stack()["pending"] == [] and URN in cli.stack()["resources"]
+    # Gone from the cloud: read by its right ID, still nothing there.
+    cli.stack(pending=[URN], resources=[u for u in cli.stack()["resources"] if u != URN])
+    (cli.fake.home / "cloud.json").write_text(json.dumps(
+        [u for u in cli.fake.cloud if u != URN]))
+    cli("refresh", "--yes", "--stack", "eph", f"--import-pending-creates={URN}",
+        f"--import-pending-creates={POOL_ID}")
+    assert cli.stack()["pending"] == [] and URN not in cli.stack()["resources"]
 
 
 def signals(cli: Cli) -> None:
@@ -219,7 +244,7 @@ CHECKS: dict[str, Callable[[Cli], None]] = {
     "tags-diy-old": tags_diy_old, "pending-create": pending_create,
     "pending-kept": pending_kept, "export-pending": export_pending,
     "rm-ignores-pending": rm_ignores_pending, "refresh-pending": refresh_pending,
-    "signals": signals, "version": version}
+    "refresh-import-read": refresh_import_read, "signals": signals, "version": version}
 
 
 def test_every_row_has_a_check_and_a_source() -> None:

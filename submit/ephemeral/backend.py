@@ -98,8 +98,10 @@ def pending_creates(deployment: Mapping[str, Any] | None) -> list[str]:
     """The URNs of the creates an exported state (`pulumi stack export`'s ``deployment``)
     holds as pending: each may be a resource that exists and bills."""
     ops = (deployment or {}).get("pending_operations") or []
-    return [op["resource"]["urn"] for op in ops
-            if op.get("type") == "creating" and isinstance(op.get("resource"), Mapping)]
+    # "importing": a create given its ID by `refresh --import-pending-creates`
+    # (refresh.go, pendingCreatesToImports) that the refresh did not settle.
+    return [op["resource"]["urn"] for op in ops if op.get("type") in ("creating", "importing")
+            and isinstance(op.get("resource"), Mapping)]
 
 
 def version_refusal(version: Any) -> str | None:

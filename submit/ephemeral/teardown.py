@@ -8,8 +8,10 @@ is retried is a whole `pulumi destroy` chosen by the text of the provider's erro
 (or the cloud) already deleted leave the state instead of being deleted twice. The stack is
 removed without ``--force``: Pulumi refuses to remove a stack that still has resources
 ("'NAME' still has resources; removal rejected", pulumi stack rm), so the state never lets
-go of a resource that still exists. `stack rm` does not look at pending creates, so the
-exported state is read first and a stack holding one is kept and reported (backend.py).
+go of a resource that still exists. `stack rm` does not look at pending creates: before the
+destroy, those of a type whose provider ID is known (pending.py) are read from the cloud by
+that ID (imported if they exist, dropped if not), and after it the exported state is read
+again and a stack still holding one is kept and reported (backend.py).
 
 A lock (backend.py): a self-managed backend's lock left by a holder that provably ended
 (on this machine, its pid gone) is cleared with `pulumi cancel` and the destroy runs again;
@@ -44,7 +46,7 @@ def take_down(stack: Any, name: str, say: Callable[[str], None],
     from pulumi.automation.errors import CommandError
 
     clock = now or time.monotonic
-    unlocked = False
+    unlocked = imported = False
     delays = list((*pl.RETRY_DELAYS, None))
     while delays:
         if stopped():
@@ -53,6 +55,9 @@ def take_down(stack: Any, name: str, say: Callable[[str], None],
         listen = on_event(tally) if on_event is not None else (
             lambda event: tally.add(event, clock()))
         try:
+            if not imported:
+                import_pending(stack, name, say)
+                imported = True
             stack.destroy(on_event=listen, color="never", refresh=len(delays) <= len(
                 pl.RETRY_DELAYS) or None, message=f"accelstack: take down {name}")
             left = pending_left(stack, name)
@@ -115,6 +120,37 @@ def lock_note(name: str, message: str) -> str:
     return (f"stack {name} is locked, by an update that may still run:\n{message}\n"
             f"If that process has ended, clear the lock with `pulumi cancel --yes --stack "
             f"{name}` (run in the project's {pl.RUNS_DIR}), then run this again")
+
+
+def import_pending(stack: Any, name: str, say: Callable[[str], None]) -> None:
+    """Give each pending create of a type with a known ID rule (pending.py) its provider ID
+    with `pulumi refresh --import-pending-creates URN --import-pending-creates ID` (one
+    value a flag, as sdk/go/auto/stack.go passes them): the create becomes a pending import
+    of that ID (pkg/cmd/pulumi/operations/refresh.go, pendingCreatesToImports) that the
+    refresh reads from the cloud, so a resource that exists enters the state (and the
+    destroy deletes it) and one that does not leaves it. Says, per URN, what was found.
+    A CLI error (a lock, say) is raised for take_down to handle."""
+    from submit.ephemeral.pending import pending_creates as creates, provider_id
+    from submit.ephemeral.pulumi_process import run
+
+    known = {c.urn: i for c in creates(stack.export_stack().deployment)
+             if (i := provider_id(c)) is not None}
+    if not known:
+        return
+    flags = [f"--import-pending-creates={v}" for urn, i in known.items() for v in (urn, i)]
+    say(f"stack {name}: {len(known)} create(s) cut off by a killed run; reading each from "
+        "the cloud by its ID (`pulumi refresh --import-pending-creates`)")
+    run(stack.workspace, ["refresh", "--yes", "--skip-preview", "--non-interactive",
+                          "--color", "never", "--stack", name, *flags])
+    state = stack.export_stack().deployment or {}
+    held = {r.get("urn") for r in state.get("resources") or []}
+    for urn, i in known.items():
+        if urn in held:
+            say(f"  {urn}: exists ({i}); imported, the destroy deletes it")
+        elif urn in pending_creates(state):
+            say(f"  {urn}: still pending after the refresh ({i})")
+        else:
+            say(f"  {urn}: nothing at {i}; dropped from the state")
 
 
 def pending_left(stack: Any, name: str, lead: str = "is not removed") -> str | None:

@@ -68,6 +68,13 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "be followed by an ID: found an odd number of entries'",
         "pkg/cmd/pulumi/operations/refresh.go (since 3.39.0, #10394); sdk/go/auto/stack.go "
         "(two flags a pending create)"),
+    "refresh-import-read": (
+        "An imported pending create becomes a pending import with the ID given (its inputs "
+        "kept from the export's pending create), which the refresh reads by that ID: a "
+        "resource found there enters the state, none found and it leaves the state (the fake "
+        "reads by ID, never by URN)",
+        "pkg/cmd/pulumi/operations/refresh.go pendingCreatesToImports (op.Resource.ID = id, "
+        "op.Type = OperationTypeImporting); sdk/go/common/apitype/core.go ResourceV3 inputs"),
     "signals": (
         "The first SIGINT cancels (the resource in flight finishes), the second terminates "
         "at once (the lock and the pending create left)",

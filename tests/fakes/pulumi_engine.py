@@ -5,7 +5,9 @@ test). State lives under the fake's home (the parent of ``bin/``):
 
     program.json   what `up` creates: {"resources": [{"type", "name"}], "outputs": {...},
                    "secretOutputs": [names]}; a resource with "read": STACK is a
-                   StackReference: read from that stack's state, never created
+                   StackReference: read from that stack's state, never created; one with
+                   "inputs" and "id" keeps its inputs in a pending create and gets that
+                   provider ID in the cloud (ids.json: URN -> ID)
     faults.json    injected faults (see FakeAutoPulumi in pulumi_auto.py)
     stacks/NAME.json  one stack: config, tags, resources (URNs in creation order), outputs,
                    history, lock (the DIY lock's owner), pending (an operation in flight)
@@ -288,6 +290,7 @@ def up(name: str, args: list[str]) -> None:
         events.emit(resourcePreEvent={"metadata": _meta(op, urn, res["type"])})
         if op == "create":
             stack["pending"] = kept + [urn]
+            stack.setdefault("inputs", {})[urn] = res.get("inputs", {})
             _save(name, stack)
             if FAULTS.get("upFailAt") == index:
                 message = FAULTS.get("upFailMessage", "googleapi: Error 400: quota exceeded")
@@ -302,6 +305,8 @@ def up(name: str, args: list[str]) -> None:
             # The provider's create request is made first: the resource exists (and bills)
             # while the CLI waits for it, so a kill here leaves it behind, pending.
             _cloud(lambda live: live.add(urn))
+            if res.get("id"):  # the provider ID the cloud gives it (refresh reads by it)
+                _write(HOME / "ids.json", {**_read(HOME / "ids.json", {}), urn: res["id"]})
             time.sleep(_step_seconds(index))
             stack["resources"].append(urn)
             stack["pending"] = kept
@@ -450,7 +455,9 @@ def stack_export(name: str | None) -> None:
         "resources": [{"urn": u, "type": u.split("::")[2], "custom": True}
                       for u in stack["resources"]],
         **({"pending_operations": [
-            {"resource": {"urn": u, "type": u.split("::")[2], "custom": True},
+            {"resource": {"urn": u, "type": u.split("::")[2], "custom": True,
+                          **({"inputs": stack["inputs"][u]}
+                             if stack.get("inputs", {}).get(u) else {})},
              "type": "creating"} for u in stack["pending"]]} if stack.get("pending") else {}),
     }}, indent=4))
 
@@ -464,18 +471,25 @@ def refresh(name: str, args: list[str]) -> None:
     skip, clear = "--skip-pending-creates" in args, "--clear-pending-creates" in args
     if skip and clear:
         _fail("error: cannot set both --skip-pending-creates and --clear-pending-creates")
-    imports = [a.split("=", 1)[1] for a in args if a.startswith("--import-pending-creates=")]
+    flag = "--import-pending-creates"
+    imports = [a.split("=", 1)[1] if a.startswith(flag + "=") else args[i + 1]
+               for i, a in enumerate(args) if a.startswith(flag + "=") or a == flag]
     if len(imports) % 2:
         _fail("error: each URN must be followed by an ID: found an odd number of entries")
     _lock(name, stack)
     given = dict(zip(imports[::2], imports[1::2]))
+    live = _cloud()
+    # The provider reads an imported create by the ID given, not by its URN: found only if
+    # the cloud holds a resource with that ID; else it leaves the state.
+    ids = _read(HOME / "ids.json", {})
+    found = {ids[u] for u in live if u in ids}
     for urn in list(stack["pending"]):
         if urn in given:
             stack["pending"].remove(urn)
-            stack["resources"].append(urn)
+            if given[urn] in found:
+                stack["resources"].append(urn)
     if clear:
         stack["pending"] = []
-    live = _cloud()
     stack["resources"] = [u for u in stack["resources"]
                           if u in live or u.split("::")[2] == "pulumi:pulumi:Stack"
                           or u in stack.get("reads", [])]
