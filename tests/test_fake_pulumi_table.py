@@ -197,30 +197,32 @@ def refresh_pending(cli: Cli) -> None:
     assert err == "error: each URN must be followed by an ID: found an odd number of entries\n"
     cli("refresh", "--yes", "--stack", "eph", f"--import-pending-creates={URN}",
         f"--import-pending-creates={POOL_ID}")
-    assert cli.stack()["pending"] == [] and URN in cli.stack()["resources"]
-    cli.stack(pending=[URN], resources=[u for u in cli.stack()["resources"] if u != URN])
+    assert cli.stack()["pending"] == [] and URN not in cli.stack()["resources"]
+    cli.stack(pending=[URN])
     cli("refresh", "--yes", "--stack", "eph", "--clear-pending-creates")
     assert cli.stack()["pending"] == []
 
 
-def refresh_import_read(cli: Cli) -> None:
+def refresh_import_drops(cli: Cli) -> None:
     _killed_mid_create(cli)
-    # A wrong ID reads nothing: the create leaves the state, the resource stays in the cloud.
-    cli("refresh", "--yes", "--stack", "eph", "--import-pending-creates", URN,
-        "--import-pending-creates", POOL_ID + "-other")
-    assert cli.stack()["pending"] == [] and URN not in cli.stack()["resources"]
-    assert URN in cli.fake.cloud
-    cli.stack(pending=[URN])
+    # The flag's other spelling: its value in the next argument.
     cli("refresh", "--yes", "--stack", "eph", "--import-pending-creates", URN,
         "--import-pending-creates", POOL_ID)
-    assert cli.stack()["pending"] == [] and URN in cli.stack()["resources"]
-    # Gone from the cloud: read by its right ID, still nothing there.
-    cli.stack(pending=[URN], resources=[u for u in cli.stack()["resources"] if u != URN])
-    (cli.fake.home / "cloud.json").write_text(json.dumps(
-        [u for u in cli.fake.cloud if u != URN]))
-    cli("refresh", "--yes", "--stack", "eph", f"--import-pending-creates={URN}",
-        f"--import-pending-creates={POOL_ID}")
     assert cli.stack()["pending"] == [] and URN not in cli.stack()["resources"]
+    assert URN in cli.fake.cloud
+
+
+def import_(cli: Cli) -> None:
+    _killed_mid_create(cli)
+    err = cli("import", "gcp:container/nodePool:NodePool", "p2", POOL_ID + "-x", "--yes",
+              "--stack", "eph", ok=False).stderr
+    assert err == f"error: resource '{POOL_ID}-x' does not exist\n"
+    cli("import", "gcp:container/nodePool:NodePool", "p2", POOL_ID, "--yes", "--stack", "eph")
+    mine = "urn:pulumi:eph::accelstack::gcp:container/nodePool:NodePool::p2"
+    assert mine in cli.stack()["resources"] and mine in cli.stack()["protected"]
+    cli.stack(protected=[])
+    cli("destroy", "--yes", "--stack", "eph")
+    assert URN not in cli.fake.cloud  # the destroy deleted what the import read
 
 
 def signals(cli: Cli) -> None:
@@ -244,7 +246,8 @@ CHECKS: dict[str, Callable[[Cli], None]] = {
     "tags-diy-old": tags_diy_old, "pending-create": pending_create,
     "pending-kept": pending_kept, "export-pending": export_pending,
     "rm-ignores-pending": rm_ignores_pending, "refresh-pending": refresh_pending,
-    "refresh-import-read": refresh_import_read, "signals": signals, "version": version}
+    "refresh-import-drops": refresh_import_drops, "import": import_, "signals": signals,
+    "version": version}
 
 
 def test_every_row_has_a_check_and_a_source() -> None:

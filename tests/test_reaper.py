@@ -217,12 +217,14 @@ def test_a_killed_create_of_a_node_pool_is_read_by_its_id_and_taken_down(
     urn = _killed_create(fake, "old", POOL, POOL_INPUTS, POOL_ID if in_cloud else None)
     result = CliRunner().invoke(main, ["reap", "--project-dir", proj])
     assert result.exit_code == 0, result.output
-    assert ["refresh", "--yes", "--skip-preview", "--color", "never", "--stack", "old",
-            f"--import-pending-creates={urn}", f"--import-pending-creates={POOL_ID}"
-            ] in fake.commands()
+    assert [POOL, "v5litepod-16", POOL_ID, "--yes", "--skip-preview", "--generate-code=false",
+            "--protect=false", "--color", "never", "--stack", "old"] in [
+        c[1:] for c in fake.commands() if c[0] == "import"]
     said = (f"  {urn}: exists ({POOL_ID}); imported, the destroy deletes it" if in_cloud
-            else f"  {urn}: nothing at {POOL_ID}; dropped from the state")
+            else f"  {urn}: nothing at {POOL_ID}; its create never reached the cloud")
     assert said in result.stderr
+    assert "  pending creates of old cleared (`pulumi refresh --clear-pending-creates`)" in (
+        result.stderr)
     assert f"{3 if in_cloud else 2} resources deleted, stack old removed" in result.stderr
     assert fake.stacks == [] and fake.cloud == []
 
@@ -234,7 +236,7 @@ def test_a_killed_create_of_a_type_without_an_id_rule_keeps_the_stack(
                           "name": "v5litepod-16"}, "projects/my-ml-project/x")
     result = CliRunner().invoke(main, ["reap", "--project-dir", proj])
     assert result.exit_code == 6, result.output
-    assert not any(c[0] == "refresh" for c in fake.commands())
+    assert not any(c[0] in ("import", "refresh") for c in fake.commands())
     assert (f"old: NOT taken down: stack old is not removed: a create was cut off (the "
             f"process running it was killed), and the resource may exist and bill:\n  "
             f"{urn}\n") in result.stderr

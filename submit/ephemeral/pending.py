@@ -1,6 +1,6 @@
 """The provider ID of a resource whose create a killed `pulumi` left pending, from its inputs
 in the exported state, for the billed types the stacks make. Pure: teardown.py imports the
-resources by these IDs (`pulumi refresh --import-pending-creates URN ID`) and destroys them.
+resources by these IDs (`pulumi import TYPE NAME ID`) and destroys them.
 
 A pending create's resource in `pulumi stack export` (apitype ResourceV3 inside OperationV2,
 sdk/go/common/apitype/core.go) has its URN, type and ``inputs`` (the checked inputs, names as

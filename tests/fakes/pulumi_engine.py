@@ -355,8 +355,12 @@ def destroy(name: str, args: list[str]) -> None:
                                           "status": 0, "steps": 0})
             _finish(name, stack, events, "destroy", False, changes, started)
             _fail("error: destroy failed")
+        if urn in stack.get("protected", []):
+            _finish(name, stack, events, "destroy", False, changes, started)
+            _fail(f"error: (fake) {urn} is protected")
         time.sleep(float(FAULTS.get("stepSeconds", 0.0)))
-        _cloud(lambda live: live.discard(urn))
+        made = stack.get("refers", {}).get(urn, urn)  # an imported resource: what it read
+        _cloud(lambda live: live.discard(made))
         stack["resources"].remove(urn)
         _save(name, stack)
         changes["delete"] = changes.get("delete", 0) + 1
@@ -479,23 +483,43 @@ def refresh(name: str, args: list[str]) -> None:
     _lock(name, stack)
     given = dict(zip(imports[::2], imports[1::2]))
     live = _cloud()
-    # The provider reads an imported create by the ID given, not by its URN: found only if
-    # the cloud holds a resource with that ID; else it leaves the state.
-    ids = _read(HOME / "ids.json", {})
-    found = {ids[u] for u in live if u in ids}
-    for urn in list(stack["pending"]):
-        if urn in given:
-            stack["pending"].remove(urn)
-            if given[urn] in found:
-                stack["resources"].append(urn)
+    # A create given an ID becomes a pending import (refresh.go pendingCreatesToImports);
+    # no engine step reads a pending import, and the new snapshot carries over only the
+    # pending creates (pkg/backend/snapshot.go, journal.go): it leaves the state, and what
+    # it made is not adopted.
+    stack["pending"] = [u for u in stack["pending"] if u not in given]
     if clear:
         stack["pending"] = []
+    refers = stack.get("refers", {})  # an imported resource: what it read
     stack["resources"] = [u for u in stack["resources"]
-                          if u in live or u.split("::")[2] == "pulumi:pulumi:Stack"
+                          if refers.get(u, u) in live or u.split("::")[2] == "pulumi:pulumi:Stack"
                           or u in stack.get("reads", [])]
     stack["lock"] = None
     _save(name, stack)
     print(f"Refreshing ({name}):")
+
+
+def import_cmd(name: str, args: list[str]) -> None:
+    """`pulumi import TYPE NAME ID` (pkg/cmd/pulumi/operations/import.go): the provider
+    reads the resource by ID (ImportStep.Apply, pkg/resource/deploy/step.go); found, it
+    enters the state under a URN of its own, protected unless --protect=false; not found,
+    the import fails with "resource 'ID' does not exist"."""
+    stack = _load(name)
+    _lock(name, stack)
+    rtype, rname, rid = [a for a in args[1:] if not a.startswith("-")][:3]
+    ids = _read(HOME / "ids.json", {})
+    made = [u for u in _cloud() if ids.get(u) == rid]
+    stack["lock"] = None  # released as the command ends (the deferred Unlock)
+    if not made:
+        _save(name, stack)
+        _fail(f"error: resource '{rid}' does not exist")
+    urn = f"urn:pulumi:{name}::{_project()}::{rtype}::{rname}"
+    stack["resources"].append(urn)
+    stack.setdefault("refers", {})[urn] = made[0]
+    if "--protect=false" not in args:
+        stack.setdefault("protected", []).append(urn)
+    _save(name, stack)
+    print(f"Importing ({name}):")
 
 
 def tag_cmd(args: list[str], name: str | None) -> None:
@@ -578,6 +602,8 @@ def main(argv: list[str]) -> None:
         stack_cmd(args[1:], name)
     elif args[:1] == ["config"]:
         config_cmd(args[1:], name)
+    elif args[:1] == ["import"]:
+        import_cmd(name or "", args)
     elif args[:1] == ["refresh"]:
         refresh(name or "", args)
     elif args[:1] == ["cancel"]:
