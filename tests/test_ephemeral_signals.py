@@ -95,21 +95,27 @@ def test_ctrl_c_twice_stops_now_and_prints_the_exact_clean_up_command(
 
 
 def _resolve_pending(fake: FakeAutoPulumi, proj: Path, said: str) -> None:
-    """Do what `submit reap` said of a pending create that exists: complete it with its ID
-    (`pulumi refresh --import-pending-creates=URN --import-pending-creates=ID`)."""
+    """Do what `submit reap` said of a pending create that exists: import it by its ID
+    (`pulumi import TYPE NAME ID --protect=false ...`), then clear the pending creates."""
     import subprocess
 
     urn = "urn:pulumi:train::accelstack::gcp:container/cluster:Cluster::cluster"
+    rid = "projects/p/locations/l/clusters/train"
     assert ("train: NOT taken down: stack train is not removed: a create was cut off (the "
             "process running it was killed), and the resource may exist and bill:\n  "
             f"{urn}\n") in said
-    assert ("if it exists: `pulumi refresh --yes --stack train --import-pending-creates=URN "
-            "--import-pending-creates=ID`") in said
+    assert ("if it exists: `pulumi import TYPE NAME ID --protect=false --generate-code=false "
+            "--yes --stack train` (its type, any name, its provider ID), or delete it in the "
+            "cloud; then `pulumi refresh --yes --stack train --clear-pending-creates`") in said
     assert fake.stack("train")["pending"] == [urn]  # type: ignore[index]
-    subprocess.run([str(fake.bin / "pulumi"), "refresh", "--yes", "--stack", "train",
-                    f"--import-pending-creates={urn}",
-                    "--import-pending-creates=projects/p/locations/l/clusters/train"],
-                   cwd=proj / pl.RUNS_DIR, check=True, capture_output=True)
+    # The cloud's ID for it (the fake reads an import by ID): this program's cluster has no
+    # inputs, so the reaper knows no ID and leaves it to the user.
+    (fake.home / "ids.json").write_text(json.dumps({urn: rid}))
+    for argv in (["import", "gcp:container/cluster:Cluster", "cut-off", rid, "--protect=false",
+                  "--generate-code=false", "--yes", "--stack", "train"],
+                 ["refresh", "--yes", "--stack", "train", "--clear-pending-creates"]):
+        subprocess.run([str(fake.bin / "pulumi"), *argv], cwd=proj / pl.RUNS_DIR, check=True,
+                       capture_output=True)
 
 
 def test_sigterm_while_the_work_runs_tears_down(

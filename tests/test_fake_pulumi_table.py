@@ -18,6 +18,9 @@ from fakes.pulumi_auto import FakeAutoPulumi, install
 from fakes.pulumi_behaviours import BEHAVIOURS
 
 URN = "urn:pulumi:eph::accelstack::gcp:container/nodePool:NodePool::pool"
+POOL_ID = "projects/p/locations/l/clusters/c/nodePools/pool"
+POOL_INPUTS = {"project": "p", "location": "l", "cluster": "projects/p/locations/l/clusters/c",
+               "name": "pool"}
 
 
 class Cli:
@@ -43,7 +46,8 @@ class Cli:
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
     fake = install(tmp_path, monkeypatch)
     fake.program([("gcp:container/cluster:Cluster", "cluster"),
-                  ("gcp:container/nodePool:NodePool", "pool")], {})
+                  ("gcp:container/nodePool:NodePool", "pool")], {},
+                 made={"pool": (POOL_INPUTS, POOL_ID)})
     project = tmp_path / "project"
     project.mkdir()
     (project / "Pulumi.yaml").write_text("name: accelstack\nruntime: python\n")
@@ -169,7 +173,8 @@ def export_pending(cli: Cli) -> None:
     state = json.loads(cli("stack", "export", "--show-secrets", "--stack", "eph").stdout)
     assert state["version"] == 3
     assert state["deployment"]["pending_operations"] == [
-        {"resource": {"urn": URN, "type": "gcp:container/nodePool:NodePool", "custom": True},
+        {"resource": {"urn": URN, "type": "gcp:container/nodePool:NodePool", "custom": True,
+                      "inputs": POOL_INPUTS},
          "type": "creating"}]
 
 
@@ -191,11 +196,33 @@ def refresh_pending(cli: Cli) -> None:
               ok=False).stderr
     assert err == "error: each URN must be followed by an ID: found an odd number of entries\n"
     cli("refresh", "--yes", "--stack", "eph", f"--import-pending-creates={URN}",
-        "--import-pending-creates=projects/p/locations/l/clusters/c/nodePools/pool")
-    assert cli.stack()["pending"] == [] and URN in cli.stack()["resources"]
-    cli.stack(pending=[URN], resources=[u for u in cli.stack()["resources"] if u != URN])
+        f"--import-pending-creates={POOL_ID}")
+    assert cli.stack()["pending"] == [] and URN not in cli.stack()["resources"]
+    cli.stack(pending=[URN])
     cli("refresh", "--yes", "--stack", "eph", "--clear-pending-creates")
     assert cli.stack()["pending"] == []
+
+
+def refresh_import_drops(cli: Cli) -> None:
+    _killed_mid_create(cli)
+    # The flag's other spelling: its value in the next argument.
+    cli("refresh", "--yes", "--stack", "eph", "--import-pending-creates", URN,
+        "--import-pending-creates", POOL_ID)
+    assert cli.stack()["pending"] == [] and URN not in cli.stack()["resources"]
+    assert URN in cli.fake.cloud
+
+
+def import_(cli: Cli) -> None:
+    _killed_mid_create(cli)
+    err = cli("import", "gcp:container/nodePool:NodePool", "p2", POOL_ID + "-x", "--yes",
+              "--stack", "eph", ok=False).stderr
+    assert err == f"error: resource '{POOL_ID}-x' does not exist\n"
+    cli("import", "gcp:container/nodePool:NodePool", "p2", POOL_ID, "--yes", "--stack", "eph")
+    mine = "urn:pulumi:eph::accelstack::gcp:container/nodePool:NodePool::p2"
+    assert mine in cli.stack()["resources"] and mine in cli.stack()["protected"]
+    cli.stack(protected=[])
+    cli("destroy", "--yes", "--stack", "eph")
+    assert URN not in cli.fake.cloud  # the destroy deleted what the import read
 
 
 def signals(cli: Cli) -> None:
@@ -219,7 +246,8 @@ CHECKS: dict[str, Callable[[Cli], None]] = {
     "tags-diy-old": tags_diy_old, "pending-create": pending_create,
     "pending-kept": pending_kept, "export-pending": export_pending,
     "rm-ignores-pending": rm_ignores_pending, "refresh-pending": refresh_pending,
-    "signals": signals, "version": version}
+    "refresh-import-drops": refresh_import_drops, "import": import_, "signals": signals,
+    "version": version}
 
 
 def test_every_row_has_a_check_and_a_source() -> None:

@@ -186,3 +186,58 @@ def test_a_cli_older_than_the_floor_is_refused_before_anything(
         "reap` work with (stack tags and `stack ls --tag` on every backend); upgrade it "
         "(https://www.pulumi.com/docs/install/)\n")
     assert fake.commands() == []
+
+
+POOL = "gcp:container/nodePool:NodePool"
+POOL_INPUTS = {"project": "my-ml-project", "location": "us-west4",
+               "cluster": "projects/my-ml-project/locations/us-west4/clusters/v5e-spot",
+               "name": "v5litepod-16"}
+# terraform-provider-google resource_container_node_pool.go (the importer's ReplaceVars).
+POOL_ID = "projects/my-ml-project/locations/us-west4/clusters/v5e-spot/nodePools/v5litepod-16"
+
+
+def _killed_create(fake: FakeAutoPulumi, name: str, rtype: str, inputs: dict[str, str],
+                   provider_id: str | None) -> str:
+    """A stack whose last resource's create a killed CLI left pending; ``provider_id`` is
+    the resource's ID in the cloud, None if the create never reached it."""
+    _stack(fake, name, _tags("2020-01-01T00:00:00Z"))
+    urn = f"urn:pulumi:{name}::accelstack::{rtype}::v5litepod-16"
+    data = json.loads((fake.home / "stacks" / f"{name}.json").read_text())
+    data.update(pending=[urn], inputs={urn: inputs})
+    (fake.home / "stacks" / f"{name}.json").write_text(json.dumps(data))
+    if provider_id is not None:
+        (fake.home / "cloud.json").write_text(json.dumps(fake.cloud + [urn]))
+        (fake.home / "ids.json").write_text(json.dumps({urn: provider_id}))
+    return urn
+
+
+@pytest.mark.parametrize("in_cloud", [True, False])
+def test_a_killed_create_of_a_node_pool_is_read_by_its_id_and_taken_down(
+        fake: FakeAutoPulumi, proj: str, in_cloud: bool) -> None:
+    urn = _killed_create(fake, "old", POOL, POOL_INPUTS, POOL_ID if in_cloud else None)
+    result = CliRunner().invoke(main, ["reap", "--project-dir", proj])
+    assert result.exit_code == 0, result.output
+    assert [POOL, "v5litepod-16", POOL_ID, "--yes", "--skip-preview", "--generate-code=false",
+            "--protect=false", "--color", "never", "--stack", "old"] in [
+        c[1:] for c in fake.commands() if c[0] == "import"]
+    said = (f"  {urn}: exists ({POOL_ID}); imported, the destroy deletes it" if in_cloud
+            else f"  {urn}: nothing at {POOL_ID}; its create never reached the cloud")
+    assert said in result.stderr
+    assert "  pending creates of old cleared (`pulumi refresh --clear-pending-creates`)" in (
+        result.stderr)
+    assert f"{3 if in_cloud else 2} resources deleted, stack old removed" in result.stderr
+    assert fake.stacks == [] and fake.cloud == []
+
+
+def test_a_killed_create_of_a_type_without_an_id_rule_keeps_the_stack(
+        fake: FakeAutoPulumi, proj: str) -> None:
+    urn = _killed_create(fake, "old", "gcp:compute/address:Address",
+                         {"project": "my-ml-project", "region": "us-west4",
+                          "name": "v5litepod-16"}, "projects/my-ml-project/x")
+    result = CliRunner().invoke(main, ["reap", "--project-dir", proj])
+    assert result.exit_code == 6, result.output
+    assert not any(c[0] in ("import", "refresh") for c in fake.commands())
+    assert (f"old: NOT taken down: stack old is not removed: a create was cut off (the "
+            f"process running it was killed), and the resource may exist and bill:\n  "
+            f"{urn}\n") in result.stderr
+    assert fake.stacks == ["old"] and fake.cloud == [urn]

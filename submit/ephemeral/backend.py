@@ -24,9 +24,12 @@ Sources (pulumi/pulumi at 1b59498, August 2026):
   destroy only warns about them (pkg/resource/deploy/deployment_executor.go,
   printPendingOperationsWarning), and `stack rm` looks only at the resources
   (diy/backend.go RemoveStack), so removing the stack would forget a resource that may exist.
-  `pulumi refresh --import-pending-creates URN ID` completes such a create with the
-  resource's ID, `--clear-pending-creates` drops them (pkg/cmd/pulumi/operations/refresh.go;
-  both since 3.39.0, pulumi/pulumi#10394).
+  `pulumi refresh --clear-pending-creates` drops them (pkg/cmd/pulumi/operations/refresh.go,
+  since 3.39.0, pulumi/pulumi#10394). Its `--import-pending-creates URN ID` turns one into a
+  pending import of that ID (pendingCreatesToImports), which no engine step reads (nothing
+  in pkg/resource/deploy or pkg/engine looks at OperationTypeImporting) and which the new
+  snapshot drops, carrying over pending creates only (pkg/backend/snapshot.go, journal.go):
+  the resource leaves the state without being adopted, so it is not used here.
 """
 
 from __future__ import annotations
@@ -98,8 +101,10 @@ def pending_creates(deployment: Mapping[str, Any] | None) -> list[str]:
     """The URNs of the creates an exported state (`pulumi stack export`'s ``deployment``)
     holds as pending: each may be a resource that exists and bills."""
     ops = (deployment or {}).get("pending_operations") or []
-    return [op["resource"]["urn"] for op in ops
-            if op.get("type") == "creating" and isinstance(op.get("resource"), Mapping)]
+    # "importing": a create given an ID by `refresh --import-pending-creates` (refresh.go,
+    # pendingCreatesToImports) by hand, in a state not yet refreshed.
+    return [op["resource"]["urn"] for op in ops if op.get("type") in ("creating", "importing")
+            and isinstance(op.get("resource"), Mapping)]
 
 
 def version_refusal(version: Any) -> str | None:

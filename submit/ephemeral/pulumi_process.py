@@ -131,9 +131,14 @@ def run_json(ws: Any, args: list[str]) -> Any:
     PULUMI_HOME and environment) and parse its JSON output."""
     import json
 
+    return json.loads(run(ws, args).stdout)
+
+
+def run(ws: Any, args: list[str]) -> Any:
+    """Run a `pulumi` command the SDK has no method for, in ``ws`` as the SDK runs its own;
+    its CommandResult (a CommandError when it fails)."""
     env = {"PULUMI_HOME": ws.pulumi_home} if ws.pulumi_home else {}
-    result = ws.pulumi_command.run(args, ws.work_dir, {**env, **ws.env_vars})
-    return json.loads(result.stdout)
+    return ws.pulumi_command.run(args, ws.work_dir, {**env, **ws.env_vars})
 
 
 class Unavailable(Exception):

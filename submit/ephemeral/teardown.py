@@ -8,8 +8,10 @@ is retried is a whole `pulumi destroy` chosen by the text of the provider's erro
 (or the cloud) already deleted leave the state instead of being deleted twice. The stack is
 removed without ``--force``: Pulumi refuses to remove a stack that still has resources
 ("'NAME' still has resources; removal rejected", pulumi stack rm), so the state never lets
-go of a resource that still exists. `stack rm` does not look at pending creates, so the
-exported state is read first and a stack holding one is kept and reported (backend.py).
+go of a resource that still exists. `stack rm` does not look at pending creates: before the
+destroy, those of a type whose provider ID is known (pending.py) are read from the cloud by
+that ID (imported if they exist), and after it the exported state is read again and a
+stack still holding one is kept and reported (backend.py).
 
 A lock (backend.py): a self-managed backend's lock left by a holder that provably ended
 (on this machine, its pid gone) is cleared with `pulumi cancel` and the destroy runs again;
@@ -44,7 +46,7 @@ def take_down(stack: Any, name: str, say: Callable[[str], None],
     from pulumi.automation.errors import CommandError
 
     clock = now or time.monotonic
-    unlocked = False
+    unlocked = imported = False
     delays = list((*pl.RETRY_DELAYS, None))
     while delays:
         if stopped():
@@ -53,6 +55,9 @@ def take_down(stack: Any, name: str, say: Callable[[str], None],
         listen = on_event(tally) if on_event is not None else (
             lambda event: tally.add(event, clock()))
         try:
+            if not imported:
+                import_pending(stack, name, say)
+                imported = True
             stack.destroy(on_event=listen, color="never", refresh=len(delays) <= len(
                 pl.RETRY_DELAYS) or None, message=f"accelstack: take down {name}")
             left = pending_left(stack, name)
@@ -117,16 +122,55 @@ def lock_note(name: str, message: str) -> str:
             f"{name}` (run in the project's {pl.RUNS_DIR}), then run this again")
 
 
+def import_pending(stack: Any, name: str, say: Callable[[str], None]) -> None:
+    """Resolve the pending creates of the types with a known provider ID (pending.py): each
+    is read from the cloud by that ID with `pulumi import TYPE NAME ID --protect=false`
+    (import.go; protect defaults to true, which would refuse the destroy), so a resource
+    that exists enters the state and the destroy deletes it, and one that does not fails
+    the import with "resource 'ID' does not exist" (step.go, ImportStep.Apply). When every
+    pending create was resolved so, `refresh --clear-pending-creates` drops them. Not
+    `refresh --import-pending-creates`: the pending import it makes is read by no engine
+    step and dropped from the next snapshot, so the resource would be forgotten, not
+    adopted (backend.py). Says, per URN, what was found; another CLI error (a lock, say) is
+    raised for take_down to handle."""
+    from pulumi.automation.errors import CommandError
+
+    from submit.ephemeral.pending import pending_creates as creates, provider_id
+    from submit.ephemeral.pulumi_process import run
+
+    found = creates(stack.export_stack().deployment)
+    known = {c.urn: (c.type, i) for c in found if (i := provider_id(c)) is not None}
+    if not known:
+        return
+    say(f"stack {name}: {len(known)} create(s) cut off by a killed run; reading each from "
+        "the cloud by its ID (`pulumi import`)")
+    common = ["--yes", "--skip-preview", "--generate-code=false", "--protect=false",
+              "--non-interactive", "--color", "never", "--stack", name]
+    for urn, (rtype, rid) in known.items():
+        try:
+            run(stack.workspace, ["import", rtype, urn.rsplit("::", 1)[-1], rid, *common])
+            say(f"  {urn}: exists ({rid}); imported, the destroy deletes it")
+        except CommandError as e:
+            if f"resource '{rid}' does not exist" not in str(e):
+                raise
+            say(f"  {urn}: nothing at {rid}; its create never reached the cloud")
+    if len(known) == len(found):
+        run(stack.workspace, ["refresh", "--yes", "--skip-preview", "--non-interactive",
+                              "--color", "never", "--stack", name, "--clear-pending-creates"])
+        say(f"  pending creates of {name} cleared (`pulumi refresh --clear-pending-creates`)")
+
+
 def pending_left(stack: Any, name: str, lead: str = "is not removed") -> str | None:
     """None when the exported state holds no pending create; else what to say and do."""
     urns = pending_creates(stack.export_stack().deployment)
     if not urns:
         return None
     listed = "".join(f"\n  {u}" for u in urns)
-    # One value per flag, URN then ID (sdk/go/auto/stack.go emits them so).
+    # Not `refresh --import-pending-creates`: it drops the create without adopting the
+    # resource (import_pending above).
     return (f"stack {name} {lead}: a create was cut off (the process running it was "
             f"killed), and the resource may exist and bill:{listed}\n"
-            f"In the project's {pl.RUNS_DIR}, if it exists: `pulumi refresh --yes --stack "
-            f"{name} --import-pending-creates=URN --import-pending-creates=ID` (its provider "
-            f"ID); if it does not: `pulumi refresh --yes --stack {name} "
-            "--clear-pending-creates`; then run this again")
+            f"In the project's {pl.RUNS_DIR}, if it exists: `pulumi import TYPE NAME ID "
+            f"--protect=false --generate-code=false --yes --stack {name}` (its type, any "
+            f"name, its provider ID), or delete it in the cloud; then `pulumi refresh --yes "
+            f"--stack {name} --clear-pending-creates`, and run this again")

@@ -32,11 +32,16 @@ class FakeAutoPulumi:
         self.program([], {})
 
     def program(self, resources: Sequence[tuple[str, ...]], outputs: dict[str, Any],
-                secret: tuple[str, ...] = ("accelstack",)) -> None:
+                secret: tuple[str, ...] = ("accelstack",),
+                made: dict[str, tuple[dict[str, Any], str]] | None = None) -> None:
         """What `up` creates (type, name), in order, and the outputs it leaves; a
-        (type, name, STACK) entry is a StackReference that reads STACK."""
+        (type, name, STACK) entry is a StackReference that reads STACK. ``made`` gives a
+        resource (by name) its inputs and the provider ID the cloud gives it."""
+        given = made or {}
         (self.home / "program.json").write_text(json.dumps({
-            "resources": [{"type": r[0], "name": r[1], **({"read": r[2]} if len(r) > 2 else {})}
+            "resources": [{"type": r[0], "name": r[1], **({"read": r[2]} if len(r) > 2 else {}),
+                           **({"inputs": given[r[1]][0], "id": given[r[1]][1]}
+                              if r[1] in given else {})}
                           for r in resources],
             "outputs": outputs, "secretOutputs": list(secret)}))
 

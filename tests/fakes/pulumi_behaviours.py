@@ -68,6 +68,21 @@ BEHAVIOURS: dict[str, tuple[str, str]] = {
         "be followed by an ID: found an odd number of entries'",
         "pkg/cmd/pulumi/operations/refresh.go (since 3.39.0, #10394); sdk/go/auto/stack.go "
         "(two flags a pending create)"),
+    "refresh-import-drops": (
+        "A pending create given an ID by --import-pending-creates becomes a pending import "
+        "(type 'importing') that no engine step reads; the refresh's new snapshot carries "
+        "over only pending creates, so it leaves the state and the resource it made is not "
+        "adopted (it stays in the cloud)",
+        "pkg/cmd/pulumi/operations/refresh.go pendingCreatesToImports; pkg/backend/snapshot.go "
+        "and pkg/backend/journal.go ('Track pending create operations from the base "
+        "snapshot': OperationTypeCreating only); no reader of OperationTypeImporting in "
+        "pkg/resource/deploy or pkg/engine"),
+    "import": (
+        "`pulumi import TYPE NAME ID` reads the resource by its ID: found, it enters the "
+        "state (protected unless --protect=false: the flag defaults to true); not found, "
+        "it fails with \"resource 'ID' does not exist\"",
+        "pkg/cmd/pulumi/operations/import.go (flag protect, default true); "
+        "pkg/resource/deploy/step.go ImportStep.Apply"),
     "signals": (
         "The first SIGINT cancels (the resource in flight finishes), the second terminates "
         "at once (the lock and the pending create left)",

@@ -5,7 +5,9 @@ test). State lives under the fake's home (the parent of ``bin/``):
 
     program.json   what `up` creates: {"resources": [{"type", "name"}], "outputs": {...},
                    "secretOutputs": [names]}; a resource with "read": STACK is a
-                   StackReference: read from that stack's state, never created
+                   StackReference: read from that stack's state, never created; one with
+                   "inputs" and "id" keeps its inputs in a pending create and gets that
+                   provider ID in the cloud (ids.json: URN -> ID)
     faults.json    injected faults (see FakeAutoPulumi in pulumi_auto.py)
     stacks/NAME.json  one stack: config, tags, resources (URNs in creation order), outputs,
                    history, lock (the DIY lock's owner), pending (an operation in flight)
@@ -288,6 +290,7 @@ def up(name: str, args: list[str]) -> None:
         events.emit(resourcePreEvent={"metadata": _meta(op, urn, res["type"])})
         if op == "create":
             stack["pending"] = kept + [urn]
+            stack.setdefault("inputs", {})[urn] = res.get("inputs", {})
             _save(name, stack)
             if FAULTS.get("upFailAt") == index:
                 message = FAULTS.get("upFailMessage", "googleapi: Error 400: quota exceeded")
@@ -302,6 +305,8 @@ def up(name: str, args: list[str]) -> None:
             # The provider's create request is made first: the resource exists (and bills)
             # while the CLI waits for it, so a kill here leaves it behind, pending.
             _cloud(lambda live: live.add(urn))
+            if res.get("id"):  # the provider ID the cloud gives it (refresh reads by it)
+                _write(HOME / "ids.json", {**_read(HOME / "ids.json", {}), urn: res["id"]})
             time.sleep(_step_seconds(index))
             stack["resources"].append(urn)
             stack["pending"] = kept
@@ -350,8 +355,12 @@ def destroy(name: str, args: list[str]) -> None:
                                           "status": 0, "steps": 0})
             _finish(name, stack, events, "destroy", False, changes, started)
             _fail("error: destroy failed")
+        if urn in stack.get("protected", []):
+            _finish(name, stack, events, "destroy", False, changes, started)
+            _fail(f"error: (fake) {urn} is protected")
         time.sleep(float(FAULTS.get("stepSeconds", 0.0)))
-        _cloud(lambda live: live.discard(urn))
+        made = stack.get("refers", {}).get(urn, urn)  # an imported resource: what it read
+        _cloud(lambda live: live.discard(made))
         stack["resources"].remove(urn)
         _save(name, stack)
         changes["delete"] = changes.get("delete", 0) + 1
@@ -450,7 +459,9 @@ def stack_export(name: str | None) -> None:
         "resources": [{"urn": u, "type": u.split("::")[2], "custom": True}
                       for u in stack["resources"]],
         **({"pending_operations": [
-            {"resource": {"urn": u, "type": u.split("::")[2], "custom": True},
+            {"resource": {"urn": u, "type": u.split("::")[2], "custom": True,
+                          **({"inputs": stack["inputs"][u]}
+                             if stack.get("inputs", {}).get(u) else {})},
              "type": "creating"} for u in stack["pending"]]} if stack.get("pending") else {}),
     }}, indent=4))
 
@@ -464,24 +475,51 @@ def refresh(name: str, args: list[str]) -> None:
     skip, clear = "--skip-pending-creates" in args, "--clear-pending-creates" in args
     if skip and clear:
         _fail("error: cannot set both --skip-pending-creates and --clear-pending-creates")
-    imports = [a.split("=", 1)[1] for a in args if a.startswith("--import-pending-creates=")]
+    flag = "--import-pending-creates"
+    imports = [a.split("=", 1)[1] if a.startswith(flag + "=") else args[i + 1]
+               for i, a in enumerate(args) if a.startswith(flag + "=") or a == flag]
     if len(imports) % 2:
         _fail("error: each URN must be followed by an ID: found an odd number of entries")
     _lock(name, stack)
     given = dict(zip(imports[::2], imports[1::2]))
-    for urn in list(stack["pending"]):
-        if urn in given:
-            stack["pending"].remove(urn)
-            stack["resources"].append(urn)
+    live = _cloud()
+    # A create given an ID becomes a pending import (refresh.go pendingCreatesToImports);
+    # no engine step reads a pending import, and the new snapshot carries over only the
+    # pending creates (pkg/backend/snapshot.go, journal.go): it leaves the state, and what
+    # it made is not adopted.
+    stack["pending"] = [u for u in stack["pending"] if u not in given]
     if clear:
         stack["pending"] = []
-    live = _cloud()
+    refers = stack.get("refers", {})  # an imported resource: what it read
     stack["resources"] = [u for u in stack["resources"]
-                          if u in live or u.split("::")[2] == "pulumi:pulumi:Stack"
+                          if refers.get(u, u) in live or u.split("::")[2] == "pulumi:pulumi:Stack"
                           or u in stack.get("reads", [])]
     stack["lock"] = None
     _save(name, stack)
     print(f"Refreshing ({name}):")
+
+
+def import_cmd(name: str, args: list[str]) -> None:
+    """`pulumi import TYPE NAME ID` (pkg/cmd/pulumi/operations/import.go): the provider
+    reads the resource by ID (ImportStep.Apply, pkg/resource/deploy/step.go); found, it
+    enters the state under a URN of its own, protected unless --protect=false; not found,
+    the import fails with "resource 'ID' does not exist"."""
+    stack = _load(name)
+    _lock(name, stack)
+    rtype, rname, rid = [a for a in args[1:] if not a.startswith("-")][:3]
+    ids = _read(HOME / "ids.json", {})
+    made = [u for u in _cloud() if ids.get(u) == rid]
+    stack["lock"] = None  # released as the command ends (the deferred Unlock)
+    if not made:
+        _save(name, stack)
+        _fail(f"error: resource '{rid}' does not exist")
+    urn = f"urn:pulumi:{name}::{_project()}::{rtype}::{rname}"
+    stack["resources"].append(urn)
+    stack.setdefault("refers", {})[urn] = made[0]
+    if "--protect=false" not in args:
+        stack.setdefault("protected", []).append(urn)
+    _save(name, stack)
+    print(f"Importing ({name}):")
 
 
 def tag_cmd(args: list[str], name: str | None) -> None:
@@ -564,6 +602,8 @@ def main(argv: list[str]) -> None:
         stack_cmd(args[1:], name)
     elif args[:1] == ["config"]:
         config_cmd(args[1:], name)
+    elif args[:1] == ["import"]:
+        import_cmd(name or "", args)
     elif args[:1] == ["refresh"]:
         refresh(name or "", args)
     elif args[:1] == ["cancel"]:
