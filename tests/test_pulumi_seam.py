@@ -94,10 +94,10 @@ def test_a_stack_without_the_output(pulumi: FakePulumi) -> None:
     pulumi.stack("empty", {})
     with pytest.raises(OutputsError) as err:
         read("empty", None)
-    assert str(err.value) == ("stack 'empty': stack outputs: contract version None is not "
-                              f"supported; this version of accelstack reads version "
-                              f"{CONTRACT_VERSION} (run `pulumi up` with the same accelstack "
-                              "version, or upgrade the submitter)")
+    assert str(err.value) == ("stack 'empty': not an accelstack stack's outputs: no "
+                              "`accelstack` output holding a contractVersion (its keys: none); "
+                              "write it with `accelstack-preview STACK --outputs FILE` or "
+                              "`pulumi stack output --json --show-secrets`")
 
 
 def test_a_contract_with_a_bad_field_names_its_path(pulumi: FakePulumi) -> None:
@@ -137,8 +137,11 @@ def test_outputs_file_wins_over_stack(pulumi: FakePulumi, tmp_path: Path) -> Non
 def test_outputs_file_errors(tmp_path: Path) -> None:
     with pytest.raises(OutputsError) as err:
         from_file(str(tmp_path / "missing.json"))
-    assert str(err.value) == (f"cannot read outputs file {tmp_path / 'missing.json'}: "
-                              "No such file or directory")
+    missing = tmp_path / "missing.json"
+    assert str(err.value) == (
+        f"no outputs file {missing}; write one offline with `accelstack-preview missing "
+        f"--quiet --outputs {missing}`, or from a deployed stack with `pulumi stack output "
+        f"--json --show-secrets > {missing}`")
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     with pytest.raises(OutputsError) as err:

@@ -101,6 +101,10 @@ def test_dry_run_prints_the_plan_and_makes_nothing(proj: Path) -> None:
     assert "  accelstack:masterAuthorizedNetworks: [secret]" in lines
     assert lines[lines.index("pools:") + 1] == "  v5litepod-16: v5litepod-16 x2 (spot)"
     assert "work: workload train" in lines
+    # The run's bound at its TTL, by hand from infra/cost/prices.yaml (tests/test_cost_shipped.py):
+    # 32 Spot v5e chips at $0.48, 3 e2-standard-8 at $0.30188 in us-west4, the $0.10 fee.
+    assert lines[lines.index("work: workload train") + 1] == \
+        "cost: $16.37/hour; at most $32.73 in 2 h (its TTL, --expires-in 2h)"
     assert lines[-1] == f"teardown: after the work, whatever happens; by hand: submit reap " \
                         f"--project-dir {proj} train"
     assert "--dry-run: nothing made" in err

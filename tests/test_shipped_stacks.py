@@ -62,5 +62,9 @@ def test_the_readme_says_what_set_up_prints() -> None:
     setup = readme[readme.index("## Set-up"):readme.index("## What runs where")]
     doc = {"stack": "v5e-spot", "resources": [{"type": "t"}], "outputs": {},
            "policy": {"findings": []}}
-    assert len(summary(doc, by_type=False)) == 3  # what tools/setup's --summary prints
-    assert "summary in three\nlines" in setup
+    # What tools/setup's --summary prints: resources, outputs and pools, policy verdict,
+    # then the cost lines (tests/test_setup_script.py has them for v5e-spot).
+    assert [line.split(" ")[0] for line in summary(doc, by_type=False)] == \
+        ["stack", "outputs:", "policy:"]
+    assert "(resources, outputs and pools, policy verdict, and what the stack costs per hour" \
+        in " ".join(setup.split())

@@ -326,8 +326,8 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
                       command=pl.command_line(sys.argv[1:]),
                       created=datetime.now(timezone.utc))
     if dry_run:
-        click.echo("\n".join([*pl.dry_run_lines(plan, offer.pools, work.describe),
-                               *cost.lines()]))
+        click.echo("\n".join(pl.dry_run_lines(plan, offer.pools, work.describe,
+                                               cost.lines())))
         click.echo("--dry-run: nothing made, nothing contacted"
                    + ("; an image given by tag is pinned by digest when the run submits it"
                       if options.get("resolve_image") is not False else ""), err=True)

@@ -324,9 +324,11 @@ def exit_code(outcome: Outcome) -> Exit:
 HIDDEN_KEYS = (f"{NAMESPACE}:masterAuthorizedNetworks",)
 
 
-def dry_run_lines(plan: RunPlan, pools: Sequence[str], work: str) -> list[str]:
+def dry_run_lines(plan: RunPlan, pools: Sequence[str], work: str,
+                  cost: Sequence[str] = ()) -> list[str]:
     """What `submit run --dry-run` prints: what the run would make, run and take down, as a
-    pure function of the plan (a line more, such as a cost, is one entry more)."""
+    pure function of the plan; ``cost``, the run's cost lines (infra/cost/run.py), follow
+    the work."""
     where = (f"pools on the cluster of stack {plan.on_cluster}" if plan.on_cluster
              else f"a cluster named {plan.name}")
     lines = [f"stack: {plan.name} (from {plan.stack_file}): {where}", "config:"]
@@ -336,6 +338,7 @@ def dry_run_lines(plan: RunPlan, pools: Sequence[str], work: str) -> list[str]:
     lines.append("pools:")
     lines += [f"  {p}" for p in pools] or ["  none"]
     lines.append(f"work: {work}")
+    lines += cost
     lines.append(f"expires: {_stamp(plan.expires)} (`submit reap` takes the stack down "
                  "after this, whatever happens to the run)")
     how = ("none: --keep leaves the stack up; take it down with" if plan.keep else
