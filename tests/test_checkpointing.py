@@ -390,6 +390,29 @@ def test_refused_on_pathways() -> None:
                           taken=())
 
 
+def test_cli_refuses_pathways_even_with_the_sidecar_saying_what_is_unknown(
+        tmp_path: Path) -> None:
+    # The sidecar exists now (--pathways-colocated-python); what no source gives is which
+    # container of the worker pod mounts the volume, so the refusal says that (not "not
+    # rendered yet").
+    raw = _raw()
+    raw["pathways"] = {"enabled": True, "scratch": "gs://my-ml-project-pathways/scratch"}
+    out = tmp_path / "out.json"
+    out.write_text(json.dumps(harness.plain_outputs(harness.evaluate(raw, "mtc-pathways"),
+                                                    reveal=True)))
+    result = CliRunner().invoke(submit_main, [
+        "workload", "create", "--outputs", str(out), "--workload", "ckpt", "--accelerator",
+        "v6e-64", "--num-slices", "2", "--image", "python:3.12", "--command", "true",
+        "--pathways", "--pathways-colocated-python-image",
+        "us-docker.pkg.dev/p/r/sidecar:1", "--local-checkpoint-dir", "/local", "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == (
+        "Error: Invalid value for '--local-checkpoint-dir': not rendered with --pathways: no "
+        "source says which container of a Pathways worker pod (pathways-worker, the "
+        "colocated Python sidecar or both) mounts the checkpoint volume, nor which "
+        "variables it needs there; run without --pathways")
+
+
 def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     out.write_text(json.dumps(harness.plain_outputs(_evaluation(), reveal=True)))

@@ -28,6 +28,10 @@ DIR_ENV = "ACCELSTACK_LOCAL_CHECKPOINT_DIR"
 INTERVAL_ENV = "ACCELSTACK_CHECKPOINT_BACKUP_INTERVAL_MINUTES"
 MIN_SLICES = 2  # replication is across slices (MaxText: a multi-slice workload)
 OPTION = "--local-checkpoint-dir"
+PATHWAYS_UNKNOWN = ("not rendered with --pathways: no source says which container of a "
+                    "Pathways worker pod (pathways-worker, the colocated Python sidecar or "
+                    "both) mounts the checkpoint volume, nor which variables it needs there; "
+                    "run without --pathways")
 
 
 @record
@@ -49,9 +53,11 @@ def check(path: str, outputs: StackOutputs, pool: SlicePoolInfo, replicas: int, 
             raise SpecError(OPTION, f"{path!r} overlaps {other}, which another volume "
                             "of the pod mounts")
     if pathways:
-        raise SpecError(OPTION, "multi-tier checkpointing on Pathways needs Orbax to run in "
-                        "colocated Python beside the TPU workers, a sidecar accelstack does "
-                        "not render yet; run without --pathways")
+        # Orbax's multi-tier checkpointing on Pathways runs in the colocated Python sidecar
+        # (Orbax 0.12.10 release notes: "upgrade Orbax in the workload and
+        # colocated-python-sidecar images together"), but no GKE, Cloud TPU, Orbax or MaxText
+        # page says which container of a worker pod mounts the volume (docs/limits.md).
+        raise SpecError(OPTION, PATHWAYS_UNKNOWN)
     tier = pool.checkpointing
     if tier is None:
         have = [p.name for p in outputs.slice_pools if p.checkpointing] or ["none"]
