@@ -438,6 +438,7 @@ def test_pathways_mounts_the_ram_tier_in_the_colocated_python_sidecar() -> None:
     # The controller (the user's program on the head) names the directory to Orbax.
     [main] = head["containers"]
     assert {"name": render_ckpt.DIR_ENV, "value": "/local"} in main["env"]
+    assert "JOBSET_NAME" in {e["name"] for e in main["env"]}
     # The RAM disk still leaves the workers' memory (worker + sidecar within the share).
     share = pod_resources.pod_share(pool.machine_type, pool.checkpointing.ram_disk_mi)
     assert share is not None

@@ -152,7 +152,11 @@ def _main(spec: WorkloadSpec, pw: PathwaysSpec) -> dict[str, Any]:
     if spec.local_checkpoint is not None:  # the controller names the workers' directory
         from submit.render import checkpointing  # late: --local-checkpoint-dir only
 
-        env += [e for e in checkpointing.env(spec.local_checkpoint) if e["name"] not in user]
+        # Orbax names the replicator's job JOBSET_NAME when the code gives no run_name.
+        env += [e for e in [*checkpointing.env(spec.local_checkpoint),
+                            {"name": "JOBSET_NAME",
+                             **_annotation("jobset.sigs.k8s.io/jobset-name")}]
+                if e["name"] not in user]
     c["env"] = env
     share = pod_resources.pod_share(pw.head_pool.machine_type)
     if share is not None:
