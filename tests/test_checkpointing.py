@@ -390,6 +390,63 @@ def test_refused_on_pathways() -> None:
                           taken=())
 
 
+def _pathways_data() -> dict[str, Any]:
+    raw = _raw()
+    raw["pathways"] = {"enabled": True, "scratch": "gs://my-ml-project-pathways/scratch"}
+    return harness.plain_outputs(harness.evaluate(raw, "mtc-pathways"), reveal=True)
+
+
+def _pathways_outputs() -> StackOutputs:
+    return contract.load(_pathways_data())
+
+
+def test_cli_refuses_pathways_without_the_sidecar(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    out.write_text(json.dumps(_pathways_data()))
+    result = CliRunner().invoke(submit_main, [
+        "workload", "create", "--outputs", str(out), "--workload", "ckpt", "--accelerator",
+        "v6e-64", "--num-slices", "2", "--image", "python:3.12", "--command", "true",
+        "--pathways", "--local-checkpoint-dir", "/local", "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == (
+        "Error: Invalid value for '--local-checkpoint-dir': with --pathways, add "
+        "--pathways-colocated-python: on Pathways, Orbax writes the checkpoints from the "
+        "colocated Python sidecar of each worker")
+
+
+def test_pathways_mounts_the_ram_tier_in_the_colocated_python_sidecar() -> None:
+    outputs = _pathways_outputs()
+    [pool] = [p for p in outputs.slice_pools if p.checkpointing is not None]
+    assert pool.checkpointing is not None
+    objs = _workload(pathways=True,
+                     pathways_colocated_python_image="us-docker.pkg.dev/p/r/sidecar:1"
+                     ).render(outputs)
+    js = next(o for o in objs if o["kind"] == "JobSet")
+    schema.validate(js)
+    jobs = {rj["name"]: rj["template"]["spec"]["template"]["spec"]
+            for rj in js["spec"]["replicatedJobs"]}
+    worker, head = jobs["worker"], jobs["pathways-head"]
+    assert {"name": "local-checkpoint", "csi": {"driver": render_ckpt.DRIVER}} \
+        in worker["volumes"]
+    [sidecar] = worker["initContainers"]
+    assert {"name": "local-checkpoint", "mountPath": "/local"} in sidecar["volumeMounts"]
+    # The C++ worker does no checkpoint I/O; the head (a CPU node without the driver) none.
+    [server] = worker["containers"]
+    assert all(m["name"] != "local-checkpoint" for m in server.get("volumeMounts", []))
+    assert all(v["name"] != "local-checkpoint" for v in head.get("volumes", []))
+    assert worker["nodeSelector"][render_ckpt.POOL_LABEL] == pool.name
+    # The controller (the user's program on the head) names the directory to Orbax.
+    [main] = head["containers"]
+    assert {"name": render_ckpt.DIR_ENV, "value": "/local"} in main["env"]
+    assert "JOBSET_NAME" in {e["name"] for e in main["env"]}
+    # The RAM disk still leaves the workers' memory (worker + sidecar within the share).
+    share = pod_resources.pod_share(pool.machine_type, pool.checkpointing.ram_disk_mi)
+    assert share is not None
+    mi = [int(c["resources"]["requests"]["memory"].removesuffix("Mi"))
+          for c in (server, sidecar)]
+    assert sum(mi) <= share.memory_mi
+
+
 def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     out.write_text(json.dumps(harness.plain_outputs(_evaluation(), reveal=True)))

@@ -176,7 +176,7 @@ def build_spec(
     env_vars = _env(env, env_file, secret_env)
     cfg_name, cfg_data = read_config_file(config_file) if config_file else (None, None)
     checked = _mounts(mount, outputs, ns, chosen, replicas, node_version)
-    local = (_local_checkpoint(local_checkpoint_dir, outputs, chosen, replicas, pathways,
+    local = (_local_checkpoint(local_checkpoint_dir, outputs, chosen, replicas, pathways_spec,
                                checked) if local_checkpoint_dir is not None else None)
     diagnostics = None
     if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
@@ -331,9 +331,15 @@ def _mounts(mount: Sequence[str], outputs: StackOutputs, ns: str, chosen: SliceP
 
 
 def _local_checkpoint(path: str, outputs: StackOutputs, chosen: SlicePoolInfo, replicas: int,
-                      pathways: bool, mounts: Sequence[mounts_mod.Mount]
+                      pathways: PathwaysSpec | None, mounts: Sequence[mounts_mod.Mount]
                       ) -> LocalCheckpoint:
     from submit.render import checkpointing  # late: --local-checkpoint-dir only
 
-    return checkpointing.check(path, outputs, chosen, replicas, pathways=pathways,
-                               taken=("/dev/shm", CONFIG_MOUNT, *(m.path for m in mounts)))
+    sidecar = pathways is not None and pathways.colocated_python_image is not None
+    taken = ("/dev/shm", CONFIG_MOUNT, *(m.path for m in mounts))
+    if sidecar:  # the colocated Python sidecar's shared-memory directory
+        from submit.render.pathways import SIDECAR_SHM
+
+        taken += (SIDECAR_SHM,)
+    return checkpointing.check(path, outputs, chosen, replicas, pathways=pathways is not None,
+                               taken=taken, colocated_python=sidecar)

@@ -28,6 +28,11 @@ DIR_ENV = "ACCELSTACK_LOCAL_CHECKPOINT_DIR"
 INTERVAL_ENV = "ACCELSTACK_CHECKPOINT_BACKUP_INTERVAL_MINUTES"
 MIN_SLICES = 2  # replication is across slices (MaxText: a multi-slice workload)
 OPTION = "--local-checkpoint-dir"
+# On Pathways the RAM tier is written by Orbax in the colocated Python sidecar of each worker
+# (docs/checkpointing.md, "On Pathways"), so the volume goes there.
+SIDECAR = "colocated-python-sidecar"  # submit/render/pathways.py SIDECAR
+NEEDS_SIDECAR = ("with --pathways, add --pathways-colocated-python: on Pathways, Orbax "
+                 "writes the checkpoints from the colocated Python sidecar of each worker")
 
 
 @record
@@ -37,7 +42,8 @@ class LocalCheckpoint:
 
 
 def check(path: str, outputs: StackOutputs, pool: SlicePoolInfo, replicas: int, *,
-          pathways: bool, taken: Sequence[str]) -> LocalCheckpoint:
+          pathways: bool, taken: Sequence[str], colocated_python: bool = False
+          ) -> LocalCheckpoint:
     """The checked directory for a workload of ``replicas`` slices on ``pool``; ``taken``:
     paths other volumes of the pod mount. Raises SpecError naming the option."""
     clean = posixpath.normpath(path) if path else ""
@@ -48,10 +54,8 @@ def check(path: str, outputs: StackOutputs, pool: SlicePoolInfo, replicas: int, 
                 or other.startswith(clean + "/"):
             raise SpecError(OPTION, f"{path!r} overlaps {other}, which another volume "
                             "of the pod mounts")
-    if pathways:
-        raise SpecError(OPTION, "multi-tier checkpointing on Pathways needs Orbax to run in "
-                        "colocated Python beside the TPU workers, a sidecar accelstack does "
-                        "not render yet; run without --pathways")
+    if pathways and not colocated_python:
+        raise SpecError(OPTION, NEEDS_SIDECAR)
     tier = pool.checkpointing
     if tier is None:
         have = [p.name for p in outputs.slice_pools if p.checkpointing] or ["none"]
@@ -80,4 +84,17 @@ def decorate(pod: dict[str, Any], pool: SlicePoolInfo, local: LocalCheckpoint) -
     main["env"] = main["env"] + env(local)
     # Pools of one slice type and capacity share a selector; the driver runs only on this
     # pool's nodes (its CheckpointConfiguration selects them by this label).
+    pod["nodeSelector"][POOL_LABEL] = pool.name
+
+
+def decorate_pathways_worker(pod: dict[str, Any], pool: SlicePoolInfo,
+                             local: LocalCheckpoint) -> None:
+    """Mount the RAM tier into a Pathways worker pod's colocated Python sidecar, the process
+    that writes it (Orbax: multi_tier_checkpointing/initialization.py writes replicator.yaml
+    there, sidecar_worker_checkpoint_manager.py saves and restores there), at the path the
+    controller names; the pathways-worker container does no checkpoint I/O and gets none."""
+    pod["volumes"] = pod.get("volumes", []) + [{"name": VOLUME, "csi": {"driver": DRIVER}}]
+    [sidecar] = [c for c in pod["initContainers"] if c["name"] == SIDECAR]
+    sidecar["volumeMounts"] = sidecar.get("volumeMounts", []) + [
+        {"name": VOLUME, "mountPath": local.path}]
     pod["nodeSelector"][POOL_LABEL] = pool.name

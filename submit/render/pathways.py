@@ -149,6 +149,14 @@ def _main(spec: WorkloadSpec, pw: PathwaysSpec) -> dict[str, Any]:
     if spec.config_file_name:
         env.append({"name": "ACCELSTACK_CONFIG",
                     "value": f"{CONFIG_MOUNT}/{spec.config_file_name}"})
+    if spec.local_checkpoint is not None:  # the controller names the workers' directory
+        from submit.render import checkpointing  # late: --local-checkpoint-dir only
+
+        # Orbax names the replicator's job JOBSET_NAME when the code gives no run_name.
+        env += [e for e in [*checkpointing.env(spec.local_checkpoint),
+                            {"name": "JOBSET_NAME",
+                             **_annotation("jobset.sigs.k8s.io/jobset-name")}]
+                if e["name"] not in user]
     c["env"] = env
     share = pod_resources.pod_share(pw.head_pool.machine_type)
     if share is not None:
@@ -252,6 +260,10 @@ def _worker(spec: WorkloadSpec, pw: PathwaysSpec,
     }]
     if pw.colocated_python_image:
         _colocated_python(pod, pw.colocated_python_image, share)
+    if spec.local_checkpoint is not None:  # checked: only with the sidecar
+        from submit.render import checkpointing
+
+        checkpointing.decorate_pathways_worker(pod, pool, spec.local_checkpoint)
     placement.decorate(spec, pod, pod_meta)
     harden(pod)
     per_host = max(1, spec.max_restarts) if pw.elastic_slices else WORKER_RESTARTS_PER_HOST
