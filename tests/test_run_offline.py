@@ -56,6 +56,10 @@ def test_a_bad_stack_file_is_refused_at_its_line_before_pulumi(proj: Path) -> No
      "release channel; allowed: RAPID, REGULAR, STABLE, EXTENDED"),
     ("releaseChanel=RAPID", "Invalid value for '--set': releaseChanel: unknown key; did you "
      "mean releaseChannel?"),
+    ("slices.0.count=3", "Invalid value for '--set': 'slices.0.count' is a path inside a key; "
+     "--set replaces a whole top-level key of the stack file"),
+    ("accelstack:slices[0].count=3", "Invalid value for '--set': 'accelstack:slices[0].count' "
+     "is a path inside a key"),
 ])
 def test_a_bad_override_is_refused_naming_set(proj: Path, setting: str, message: str) -> None:
     code, _, err = _run(*_argv(proj, "v5e-spot", "--set", setting))
