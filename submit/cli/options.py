@@ -53,6 +53,11 @@ def _one_source(ctx: click.Context, given: str) -> None:
                                "deployed stack's, or a file's); give one of them", ctx=ctx)
 
 
+def one_source(given: str) -> Callable[..., Any]:
+    """The callback of a --stack (``given`` "stack") or --outputs ("outputs") option."""
+    return _only(given)
+
+
 def _only(given: str) -> Callable[..., Any]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is not None and _typed(ctx, param.name or ""):
