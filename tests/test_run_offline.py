@@ -143,3 +143,23 @@ def test_the_help_names_a_command_that_exists() -> None:
     assert code == 0
     out = " ".join(out.split())
     assert "experiment submit" not in out and "(as `experiment create`)" in out
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--max-cost", "nan", "Invalid value for '--max-cost': 'nan' is not a number of US "
+     "dollars above 0 such as 250 or 99.5"),
+    ("--max-cost", "$100", "Invalid value for '--max-cost': '$100' is not a number of US "
+     "dollars above 0"),
+    ("--max-cost", "0", "Invalid value for '--max-cost': '0' is not a number of US dollars"),
+    ("--max-hours", "nan", "Invalid value for '--max-hours': 'nan' is not a number of hours "
+     "above 0 such as 12 or 1.5"),
+    ("--max-hours", "inf", "Invalid value for '--max-hours': 'inf' is not a number of hours"),
+])
+def test_a_cost_bound_is_a_finite_positive_number(proj: Path, option: str, value: str,
+                                                  message: str) -> None:
+    # nan compares above no bound, so `--max-hours nan --max-cost 10` let any run start.
+    code, _, err = _run(*_argv(proj, "v5e-spot", "--dry-run", option, value,
+                               "--max-cost" if option == "--max-hours" else "--max-hours",
+                               "10"))
+    assert code == 2, err
+    assert message in err

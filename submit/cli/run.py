@@ -24,7 +24,7 @@ import yaml
 
 from infra.record import field_names
 from submit.cli.create_options import CreateOptions, create_options
-from submit.cli.options import DURATION, complete
+from submit.cli.options import DURATION, PositiveNumber, complete
 from submit.ephemeral import plan as pl
 
 _NOT_FOR_RUN = ("dry_run", "fmt", "export_file", "replace", "after")
@@ -273,10 +273,10 @@ def _pulumi() -> Any:
               help="The work: a job group file (as `workload create-group`).")
 @click.option("--experiment", "experiment_file", type=click.Path(dir_okay=False),
               metavar="FILE", help="The work: an experiment file (as `experiment create`).")
-@click.option("--max-hours", type=click.FloatRange(min=0, min_open=True), metavar="HOURS",
+@click.option("--max-hours", type=PositiveNumber("hours", "12 or 1.5"), metavar="HOURS",
               help="The time the run's cost is bounded for (docs/cost.md) [default: its "
                    "--expires-in].")
-@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+@click.option("--max-cost", type=PositiveNumber("US dollars", "250 or 99.5"), metavar="USD",
               help="Refuse to start a run that may cost more than USD US dollars in its "
                    "time limit (or whose cost cannot be bounded: a part the price table "
                    "does not price).")
