@@ -23,3 +23,17 @@ def test_the_readme_contents_link_every_page() -> None:
 
 def test_the_docs_index_links_every_page() -> None:
     assert sorted(PAGES - _linked(doc_pages.text("docs/index.md"), "")) == []
+
+
+def test_the_stacks_page_has_a_row_for_every_config_key() -> None:
+    """docs/stacks.md promises every `accelstack:` key: each key the parsers take (a cluster
+    stack's, a pools stack's and a fleet's) has a row of its table."""
+    from infra.config.fleet import FLEET_KEY
+    from infra.config.pools import ON_CLUSTER_KEY
+    from infra.config.stack import TOP_LEVEL_KEYS
+
+    rows = doc_pages.section("docs/stacks.md", "## Stack config")
+    cells = {key for line in rows.splitlines() if line.startswith("| `")
+             for key in re.findall(r"`([A-Za-z]+)`", line.split(" | ", 1)[0])}
+    keys = {*TOP_LEVEL_KEYS, ON_CLUSTER_KEY, FLEET_KEY}
+    assert sorted(keys - cells) == []
