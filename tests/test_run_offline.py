@@ -163,3 +163,19 @@ def test_a_cost_bound_is_a_finite_positive_number(proj: Path, option: str, value
                                "10"))
     assert code == 2, err
     assert message in err
+
+
+def test_script_dir_on_a_stack_without_a_repository_is_refused_before_up(proj: Path) -> None:
+    # v5e-spot declares no `registry:`: the push would fail only after `up` made a cluster.
+    argv = [a for a in _argv(proj, "v5e-spot", "--dry-run") if a != "--image"]
+    argv[argv.index("python:3.12")] = "--script-dir"
+    argv.insert(argv.index("--script-dir") + 1, str(proj))
+    argv += ["--base-image", "python:3.12"]
+    code, _, err = _run(*argv)
+    assert code == 2, err
+    assert "Invalid value for '--script-dir': stack 'v5e-spot' makes no workload image " \
+           "repository to push the image to" in err
+    code, _, err = _run(*argv, "--set", "registry={readAllRepositories: true}")
+    assert code == 0, err
+    code, _, err = _run(*argv, "--image-repository", "us-docker.pkg.dev/p/r")
+    assert code == 0, err

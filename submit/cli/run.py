@@ -313,6 +313,8 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         config = pl.run_config(stack_config, parsed, run_name)
         offer = check.checked(config, sf.stack, {k for k, _ in parsed}, sf.locate)
         check.check_shapes(offer, sf.stack, accelerators)
+        check.check_image_repository(offer, sf.stack, options.get("script_dir") is not None,
+                                     options.get("image_repository"))
     except pl.PlanError as e:
         raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
     try:
