@@ -179,3 +179,24 @@ def test_script_dir_on_a_stack_without_a_repository_is_refused_before_up(proj: P
     assert code == 0, err
     code, _, err = _run(*argv, "--image-repository", "us-docker.pkg.dev/p/r")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_logs_dir_that_cannot_be_made_is_refused_before_anything(proj: Path, tmp_path: Path,
+                                                                  dry_run: bool) -> None:
+    # Found out only when the logs were saved, after the work and before the teardown.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    extra = ["--dry-run"] if dry_run else []
+    code, _, err = _run(*_argv(proj, "v5e-spot", *extra, "--logs", str(blocker / "logs")))
+    assert code == 2, err
+    assert f"Invalid value for '--logs': cannot save the logs in {blocker / 'logs'}: " \
+           f"{blocker} is a file, not a directory" in err
+    assert "pulumi CLI" not in err
+
+
+def test_a_dry_run_makes_no_logs_dir(proj: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "run"
+    code, _, err = _run(*_argv(proj, "v5e-spot", "--dry-run", "--logs", str(logs)))
+    assert code == 0, err
+    assert not (tmp_path / "logs").exists()

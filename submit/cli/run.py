@@ -321,6 +321,7 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         shown = os.path.relpath(path, project_dir)
     except ValueError:
         shown = str(path)
+    _check_logs_dir(logs_dir, make=not dry_run)
     cost = _cost(config, expires_in, max_hours, max_cost)
     user, host = getpass.getuser(), socket.gethostname()
     plan = pl.RunPlan(name=run_name, project_dir=project_dir, stack_file=shown, config=config,
@@ -363,6 +364,23 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
                f"run {run_name}: cost: it stays up at {cost.figures.total_text()}", err=True)
     click.echo(f"run {run_name}: exit {int(code)} ({_MEANING[code]})", err=True)
     sys.exit(int(code))
+
+
+def _check_logs_dir(logs_dir: str | None, make: bool) -> None:
+    """--logs is written after the work, before the teardown: a place that cannot hold it is
+    refused now (and made now, unless --dry-run), not found out after an expensive run."""
+    if not logs_dir:
+        return
+    from submit.cli import export_file
+
+    why = export_file.problem(logs_dir, directory=True)
+    if why is None and make:
+        try:
+            Path(logs_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            why = f"{logs_dir}: {e.strerror or e.__class__.__name__}"
+    if why is not None:
+        raise click.BadParameter(f"cannot save the logs in {why}", param_hint="'--logs'")
 
 
 def _cost(config: dict[str, Any], expires_in: float, max_hours: float | None,
