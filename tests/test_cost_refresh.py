@@ -92,10 +92,22 @@ def test_the_refresh_lands_as_a_diff_of_the_table(tmp_path: Path,
     assert found is not None and found.usd == pytest.approx(0.256)
 
 
-def test_a_bad_recording_is_one_line(tmp_path: Path) -> None:
+def test_a_bad_recording_is_one_line(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "skus.json"
     bad.write_text("not json")
     with pytest.raises(SystemExit) as e:
         refresh.main(["refresh", "--skus", str(bad), "--table", str(prices.TABLE_FILE)])
-    assert str(e.value) == f"accelstack-prices: --skus {bad}: not a ListSkus response " \
-        "(JSONDecodeError)"
+    assert e.value.code == 2
+    assert capsys.readouterr().err == f"accelstack-prices: --skus {bad}: not a ListSkus " \
+        "response (JSONDecodeError)\n"
+
+
+def test_a_missing_recording_says_so_with_exit_2(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "skus.json"
+    with pytest.raises(SystemExit) as e:
+        refresh.main(["refresh", "--skus", str(missing), "--table", str(prices.TABLE_FILE)])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == f"accelstack-prices: --skus {missing}: cannot read " \
+        "it: No such file or directory\n"

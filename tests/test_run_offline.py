@@ -56,6 +56,10 @@ def test_a_bad_stack_file_is_refused_at_its_line_before_pulumi(proj: Path) -> No
      "release channel; allowed: RAPID, REGULAR, STABLE, EXTENDED"),
     ("releaseChanel=RAPID", "Invalid value for '--set': releaseChanel: unknown key; did you "
      "mean releaseChannel?"),
+    ("slices.0.count=3", "Invalid value for '--set': 'slices.0.count' is a path inside a key; "
+     "--set replaces a whole top-level key of the stack file"),
+    ("accelstack:slices[0].count=3", "Invalid value for '--set': 'accelstack:slices[0].count' "
+     "is a path inside a key"),
 ])
 def test_a_bad_override_is_refused_naming_set(proj: Path, setting: str, message: str) -> None:
     code, _, err = _run(*_argv(proj, "v5e-spot", "--set", setting))
@@ -117,7 +121,8 @@ def test_dry_run_of_a_pools_stack_names_its_host(proj: Path) -> None:
     assert out.splitlines()[0] == ("stack: train (from stacks/Pulumi.v5e-extra.yaml): pools "
                                    "on the cluster of stack my-org/accelstack/v5e-spot")
     assert "accelstack:clusterName" not in out
-    assert out.splitlines()[-1].startswith("teardown: none: --keep leaves the stack up")
+    assert any(line.startswith("teardown: none: --keep leaves the stack up")
+               for line in out.splitlines())
 
 
 def test_dry_run_lines_are_a_function_of_the_plan() -> None:
@@ -142,3 +147,60 @@ def test_the_help_names_a_command_that_exists() -> None:
     assert code == 0
     out = " ".join(out.split())
     assert "experiment submit" not in out and "(as `experiment create`)" in out
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--max-cost", "nan", "Invalid value for '--max-cost': 'nan' is not a number of US "
+     "dollars above 0 such as 250 or 99.5"),
+    ("--max-cost", "$100", "Invalid value for '--max-cost': '$100' is not a number of US "
+     "dollars above 0"),
+    ("--max-cost", "0", "Invalid value for '--max-cost': '0' is not a number of US dollars"),
+    ("--max-hours", "nan", "Invalid value for '--max-hours': 'nan' is not a number of hours "
+     "above 0 such as 12 or 1.5"),
+    ("--max-hours", "inf", "Invalid value for '--max-hours': 'inf' is not a number of hours"),
+])
+def test_a_cost_bound_is_a_finite_positive_number(proj: Path, option: str, value: str,
+                                                  message: str) -> None:
+    # nan compares above no bound, so `--max-hours nan --max-cost 10` let any run start.
+    code, _, err = _run(*_argv(proj, "v5e-spot", "--dry-run", option, value,
+                               "--max-cost" if option == "--max-hours" else "--max-hours",
+                               "10"))
+    assert code == 2, err
+    assert message in err
+
+
+def test_script_dir_on_a_stack_without_a_repository_is_refused_before_up(proj: Path) -> None:
+    # v5e-spot declares no `registry:`: the push would fail only after `up` made a cluster.
+    argv = [a for a in _argv(proj, "v5e-spot", "--dry-run") if a != "--image"]
+    argv[argv.index("python:3.12")] = "--script-dir"
+    argv.insert(argv.index("--script-dir") + 1, str(proj))
+    argv += ["--base-image", "python:3.12"]
+    code, _, err = _run(*argv)
+    assert code == 2, err
+    assert "Invalid value for '--script-dir': stack 'v5e-spot' makes no workload image " \
+           "repository to push the image to" in err
+    code, _, err = _run(*argv, "--set", "registry={readAllRepositories: true}")
+    assert code == 0, err
+    code, _, err = _run(*argv, "--image-repository", "us-docker.pkg.dev/p/r")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_logs_dir_that_cannot_be_made_is_refused_before_anything(proj: Path, tmp_path: Path,
+                                                                  dry_run: bool) -> None:
+    # Found out only when the logs were saved, after the work and before the teardown.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    extra = ["--dry-run"] if dry_run else []
+    code, _, err = _run(*_argv(proj, "v5e-spot", *extra, "--logs", str(blocker / "logs")))
+    assert code == 2, err
+    assert f"Invalid value for '--logs': cannot save the logs in {blocker / 'logs'}: " \
+           f"{blocker} is a file, not a directory" in err
+    assert "pulumi CLI" not in err
+
+
+def test_a_dry_run_makes_no_logs_dir(proj: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "run"
+    code, _, err = _run(*_argv(proj, "v5e-spot", "--dry-run", "--logs", str(logs)))
+    assert code == 0, err
+    assert not (tmp_path / "logs").exists()

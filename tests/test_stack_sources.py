@@ -19,6 +19,8 @@ MESSAGE = ("Error: --stack and --outputs both name the stack's outputs (a deploy
     ["workload", "--stack", "dev", "--outputs", "o.json", "list"],
     ["workload", "list", "--stack", "dev", "--outputs", "o.json"],
     ["experiment", "--outputs", "o.json", "list", "--stack", "dev"],
+    ["accelerators", "--stack", "dev", "--outputs", "o.json"],
+    ["cluster", "credentials", "--outputs", "o.json", "--stack", "dev"],
 ])
 def test_both_typed_are_refused(argv: list[str]) -> None:
     result = CliRunner().invoke(main, argv)

@@ -23,7 +23,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NoReturn, Sequence
 
 import yaml
 
@@ -163,14 +163,24 @@ def fetch(service: str = SERVICE) -> list[dict[str, Any]]:  # pragma: no cover -
 
 
 def _read_skus(files: Sequence[str]) -> list[dict[str, Any]]:
+    """The recorded responses; a file that cannot be read or is not one is a usage error:
+    its one line on stderr, exit 2."""
     skus: list[dict[str, Any]] = []
     for name in files:
         try:
-            skus += json.loads(Path(name).read_text(encoding="utf-8")).get("skus") or []
-        except (OSError, ValueError, AttributeError) as e:
-            raise SystemExit(f"accelstack-prices: --skus {name}: not a ListSkus response "
-                             f"({e.__class__.__name__})") from None
+            text = Path(name).read_text(encoding="utf-8")
+        except OSError as e:
+            _usage_error(f"--skus {name}: cannot read it: {e.strerror or e}")
+        try:
+            skus += json.loads(text).get("skus") or []
+        except (ValueError, AttributeError) as e:
+            _usage_error(f"--skus {name}: not a ListSkus response ({e.__class__.__name__})")
     return skus
+
+
+def _usage_error(message: str) -> NoReturn:
+    print(f"accelstack-prices: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

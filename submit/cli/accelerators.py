@@ -12,7 +12,7 @@ import click
 
 from infra.catalog import tables as catalog
 from submit.cli.options import OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete, \
-    table_output_option
+    one_source, table_output_option
 from submit.cli.output import emit
 
 COLUMNS = (
@@ -42,10 +42,10 @@ DYNAMIC_COLUMNS = (("DYNAMIC SLICE", "sliceTopology"),
 @click.option("--family", type=click.Choice(catalog.families()),
               help="Only entries of this family.")
 @click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
-              shell_complete=complete("stacks"),
+              shell_complete=complete("stacks"), callback=one_source("stack"),
               help=STACK_HELP + " List the pools it offers instead of the catalog.")
 @click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS", show_envvar=True,
-              metavar="FILE", type=click.Path(dir_okay=False),
+              metavar="FILE", type=click.Path(dir_okay=False), callback=one_source("outputs"),
               help=OUTPUTS_HELP + " List the pools it offers instead of the catalog.")
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, metavar="DIR", type=click.Path(file_okay=False),

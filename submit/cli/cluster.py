@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from submit.cli.options import OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete
+from submit.cli.options import (OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete,
+                                one_source)
 
 
 @click.group("cluster")
@@ -26,9 +27,10 @@ def _default_kubeconfig() -> str:
 
 @cluster.command("credentials")
 @click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
-              shell_complete=complete("stacks"), help=STACK_HELP)
+              shell_complete=complete("stacks"), help=STACK_HELP, callback=one_source("stack"))
 @click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS", show_envvar=True,
-              metavar="FILE", type=click.Path(dir_okay=False), help=OUTPUTS_HELP)
+              metavar="FILE", type=click.Path(dir_okay=False), help=OUTPUTS_HELP,
+              callback=one_source("outputs"))
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, metavar="DIR", type=click.Path(file_okay=False),
               help=PROJECT_DIR_HELP)

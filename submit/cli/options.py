@@ -53,6 +53,11 @@ def _one_source(ctx: click.Context, given: str) -> None:
                                "deployed stack's, or a file's); give one of them", ctx=ctx)
 
 
+def one_source(given: str) -> Callable[..., Any]:
+    """The callback of a --stack (``given`` "stack") or --outputs ("outputs") option."""
+    return _only(given)
+
+
 def _only(given: str) -> Callable[..., Any]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is not None and _typed(ctx, param.name or ""):
@@ -144,6 +149,30 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
 
 
 DURATION = Duration()
+
+
+class PositiveNumber(click.ParamType):  # type: ignore[type-arg]
+    """A finite number above zero, in ``unit`` (``--max-cost 250``): not nan, which no bound
+    compares above, nor inf, and with the form allowed in the error."""
+
+    name = "number"
+
+    def __init__(self, unit: str, example: str) -> None:
+        self.unit = unit
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        import math
+
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"{value!r} is not a number of {self.unit} above 0 such as "
+                      f"{self.example}", param, ctx)
+        return number
 
 
 class LazyGroup(click.Group):

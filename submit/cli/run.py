@@ -24,7 +24,7 @@ import yaml
 
 from infra.record import field_names
 from submit.cli.create_options import CreateOptions, create_options
-from submit.cli.options import DURATION, complete
+from submit.cli.options import DURATION, PositiveNumber, complete
 from submit.ephemeral import plan as pl
 
 _NOT_FOR_RUN = ("dry_run", "fmt", "export_file", "replace", "after")
@@ -273,10 +273,10 @@ def _pulumi() -> Any:
               help="The work: a job group file (as `workload create-group`).")
 @click.option("--experiment", "experiment_file", type=click.Path(dir_okay=False),
               metavar="FILE", help="The work: an experiment file (as `experiment create`).")
-@click.option("--max-hours", type=click.FloatRange(min=0, min_open=True), metavar="HOURS",
+@click.option("--max-hours", type=PositiveNumber("hours", "12 or 1.5"), metavar="HOURS",
               help="The time the run's cost is bounded for (docs/cost.md) [default: its "
                    "--expires-in].")
-@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+@click.option("--max-cost", type=PositiveNumber("US dollars", "250 or 99.5"), metavar="USD",
               help="Refuse to start a run that may cost more than USD US dollars in its "
                    "time limit (or whose cost cannot be bounded: a part the price table "
                    "does not price).")
@@ -313,12 +313,15 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         config = pl.run_config(stack_config, parsed, run_name)
         offer = check.checked(config, sf.stack, {k for k, _ in parsed}, sf.locate)
         check.check_shapes(offer, sf.stack, accelerators)
+        check.check_image_repository(offer, sf.stack, options.get("script_dir") is not None,
+                                     options.get("image_repository"))
     except pl.PlanError as e:
         raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
     try:
         shown = os.path.relpath(path, project_dir)
     except ValueError:
         shown = str(path)
+    _check_logs_dir(logs_dir, make=not dry_run)
     cost = _cost(config, expires_in, max_hours, max_cost)
     user, host = getpass.getuser(), socket.gethostname()
     plan = pl.RunPlan(name=run_name, project_dir=project_dir, stack_file=shown, config=config,
@@ -361,6 +364,23 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
                f"run {run_name}: cost: it stays up at {cost.figures.total_text()}", err=True)
     click.echo(f"run {run_name}: exit {int(code)} ({_MEANING[code]})", err=True)
     sys.exit(int(code))
+
+
+def _check_logs_dir(logs_dir: str | None, make: bool) -> None:
+    """--logs is written after the work, before the teardown: a place that cannot hold it is
+    refused now (and made now, unless --dry-run), not found out after an expensive run."""
+    if not logs_dir:
+        return
+    from submit.cli import export_file
+
+    why = export_file.problem(logs_dir, directory=True)
+    if why is None and make:
+        try:
+            Path(logs_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            why = f"{logs_dir}: {e.strerror or e.__class__.__name__}"
+    if why is not None:
+        raise click.BadParameter(f"cannot save the logs in {why}", param_hint="'--logs'")
 
 
 def _cost(config: dict[str, Any], expires_in: float, max_hours: float | None,

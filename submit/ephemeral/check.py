@@ -29,6 +29,9 @@ class Offer:
     kind: str  # "cluster" (a whole stack) or "pools" (pools on a standing cluster)
     pools: tuple[str, ...]  # one line per slice pool or class: "name: accelerator xN (mode)"
     shapes: tuple[str, ...]  # accelerator names (catalog names) the pools and classes offer
+    # Whether the stack makes a workload image repository (accelstack:registry); None for a
+    # pools stack, whose host's is read from the host's outputs once the run starts.
+    registry: bool | None = None
 
 
 def _raw(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,7 +72,8 @@ def checked(config: Mapping[str, Any], stack: str, overridden: Collection[str],
               for c in parsed.slice_classes]
     shapes = [p.accelerator.name for p in parsed.slices]
     shapes += [a.name for c in parsed.slice_classes for a in c.shapes]
-    return Offer("cluster", tuple(lines), tuple(dict.fromkeys(shapes)))
+    return Offer("cluster", tuple(lines), tuple(dict.fromkeys(shapes)),
+                 registry=parsed.registry is not None)
 
 
 def _pools_offer(slices: Sequence[Any], classes: Sequence[Any]) -> Offer:
@@ -94,6 +98,16 @@ def _catalog_name(name: Any) -> str:
         return catalog.resolve(str(name)).name
     except catalog.UnknownAccelerator:
         return str(name)
+
+
+def check_image_repository(offer: Offer, stack: str, script_dir: bool,
+                           image_repository: str | None) -> None:
+    """--script-dir pushes its image to the stack's repository (or --image-repository): a
+    stack that makes none is refused now, not after `up` has made its cluster."""
+    if script_dir and not image_repository and offer.registry is False:
+        raise PlanError("--script-dir", f"stack {stack!r} makes no workload image repository "
+                        "to push the image to: add `registry:` to its config "
+                        "(docs/shipping-code.md), or pass --image-repository")
 
 
 def check_shapes(offer: Offer, stack: str, wanted: Sequence[str]) -> None:

@@ -141,6 +141,12 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise PlanError("--set", f"{text!r} is not KEY=VALUE")
     if ":" not in key:
         key = f"{NAMESPACE}:{key}"
+    top = key.partition(":")[2]
+    if key.startswith(f"{NAMESPACE}:") and ("." in top or "[" in top):
+        raise PlanError("--set", f"{text.partition('=')[0]!r} is a path inside a key; --set "
+                        "replaces a whole top-level key of the stack file: give its whole "
+                        "value as YAML (--set 'slices=[{name: ..., accelerator: ..., "
+                        "count: 3}]')")
     try:
         value = yaml.safe_load(raw) if raw else ""
     except yaml.YAMLError:
