@@ -25,6 +25,7 @@ import stack_fixtures
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from submit.cli.app import main
+from submit_cli import run
 from submit.local import plan as local_plan
 from submit.render.build import build_spec
 from submit.render.diagnostics import pod as diag_pod
@@ -35,10 +36,7 @@ CREATE = ["create", "--workload", "w1", "--accelerator", "v6e-256", "--image", "
           "--command", "python3 train.py"]
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_stack_env")
 
 
 @pytest.fixture
@@ -46,13 +44,6 @@ def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     """The v6e-training example stack: datasets (read-only for pretraining and evals) and
     checkpoints (read-write for pretraining only)."""
     return stacks.write_outputs(tmp_path / "v6e.json", "v6e-training", server.kubeconfig())
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def refused(option: str, message: str) -> str:

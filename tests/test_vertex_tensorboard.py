@@ -26,6 +26,7 @@ from infra.contract import outputs as contract
 from infra.preview import cli as preview
 from infra.preview import harness
 from submit.cli.app import main
+from submit_cli import run
 
 STACK_FILE = ROOT / "stacks" / "Pulumi.v6e-training.yaml"
 TB = "gcp:vertex/aiTensorboard:AiTensorboard"
@@ -166,13 +167,6 @@ def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     path = tmp_path / "v6e-tb.json"
     path.write_text(json.dumps(data))
     return path
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def _env(outputs: Path, *args: str) -> dict[str, Any]:
