@@ -22,10 +22,10 @@ from fake_apiserver import Fault, FakeApiServer, Request
 from fakes import stacks
 from infra.contract.outputs import load
 from submit.cli.app import main
-from submit_cli import run
 from submit.render.jobset import render
 from submit.render.build import build_spec
 from submit.render.spec import MAX_CONFIG_BYTES
+from submit_cli import run
 
 NS = "training"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"

@@ -18,19 +18,19 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 import schema
 import stack_fixtures
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from submit.cli.app import main
-from submit_cli import run
 from submit.local import plan as local_plan
 from submit.render.build import build_spec
 from submit.render.diagnostics import pod as diag_pod
 from submit.render.jobset import render
 from submit.render.spec import SpecError
+from submit_cli import run, run_experiment
 
 CREATE = ["create", "--workload", "w1", "--accelerator", "v6e-256", "--image", "python:3.12",
           "--command", "python3 train.py"]
@@ -346,15 +346,12 @@ def test_experiment_describe_lists_each_trials_log_folder(outputs: Path, tmp_pat
                      "  command: python3 train.py\n  tensorboard: checkpoints:runs\n"
                      "sweep:\n  env.LR: ['1e-4', '3e-4']\n")
 
-    def experiment(*args: str) -> Result:
-        return CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), *args])
-
-    created = experiment("create", str(sweep))
+    created = run_experiment(outputs, "create", str(sweep))
     assert created.exit_code == 0, created.output
-    data = json.loads(experiment("describe", "lr", "-o", "json").stdout)
+    data = json.loads(run_experiment(outputs, "describe", "lr", "-o", "json").stdout)
     folders = [[s["path"] for s in t["links"]["stores"]] for t in data["trials"]]
     assert folders == [["runs/lr-0"], ["runs/lr-1"]]
-    text = experiment("describe", "lr").stdout
+    text = run_experiment(outputs, "describe", "lr").stdout
     for t in data["trials"]:
         link = t["links"]["stores"][0]["link"]
         assert f"  tensorboard ({t['links']['stores'][0]['path']}): {link}" in text

@@ -26,10 +26,10 @@ from fakes import stacks
 from infra.contract.outputs import StoreInfo, load
 from submit.render import mounts
 from submit.cli.app import main
-from submit_cli import run
 from submit.render.jobset import render
 from submit.render.build import build_spec
 from submit.render.spec import SpecError
+from submit_cli import run
 from test_render_golden import CASES, load_case, pod_of
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gcsfuse-names.yaml"

@@ -18,8 +18,8 @@ from click.testing import CliRunner, Result
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from submit.cli.app import main
-from submit_cli import run
 from submit.state import capacity
+from submit_cli import run
 
 NS = "research"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"
