@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,20 +37,12 @@ def _as_pools(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--renders", type=int, default=500)
     args = parser.parse_args()
+    from bench.common import best_of
     from infra.contract.outputs import load
     from infra.preview import harness
     from submit.render.build import build_spec
@@ -62,7 +53,7 @@ def main() -> int:
     evals = {"classes": 0.0, "pools": 0.0}
     for _ in range(args.repeat):  # interleaved: the machine's load falls on both alike
         for name, raw in (("classes", classes), ("pools", pools)):
-            t = _best(lambda: harness.evaluate(raw, name), 1)
+            t = best_of(lambda: harness.evaluate(raw, name), 1)
             evals[name] = t if not evals[name] else min(evals[name], t)
     eval_ratio = evals["classes"] / evals["pools"]
 
@@ -82,7 +73,7 @@ def main() -> int:
     rend = {"classes": 0.0, "pools": 0.0}
     for _ in range(args.repeat):
         for name in ("classes", "pools"):
-            t = _best(renders(name), 1)
+            t = best_of(renders(name), 1)
             rend[name] = t if not rend[name] else min(rend[name], t)
     render_ratio = rend["classes"] / rend["pools"]
     print(f"evaluate: classes {evals['classes'] * 1000:.0f} ms, pools "

@@ -19,24 +19,13 @@ import copy
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 TARGET_RATIO = 1.5
-
-
-def _best(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> int:
@@ -47,7 +36,7 @@ def main() -> int:
     args = parser.parse_args()
     from click.testing import CliRunner
 
-    from bench.common import outputs_file
+    from bench.common import best_of, outputs_file
     from fake_fleet_apiserver import FleetApiServer
     from submit.cli.app import main as submit
     from submit.cluster import parallel
@@ -83,10 +72,10 @@ def main() -> int:
 
     try:
         view()  # warm: imports and first connections
-        alone = _best(slowest_alone, args.repeat)
-        at_once = _best(view, args.repeat)
+        alone = best_of(slowest_alone, args.repeat)
+        at_once = best_of(view, args.repeat)
         parallel.LIMIT = 1
-        one_by_one = _best(view, args.repeat)
+        one_by_one = best_of(view, args.repeat)
     finally:
         for srv in servers:
             srv.stop()

@@ -50,6 +50,14 @@ def _tags_stay_tags(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def no_stack_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No stack, outputs file or project directory from the caller's environment: a test
+    names the ones it means (use with `pytestmark = pytest.mark.usefixtures(...)`)."""
+    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
 def raw() -> dict[str, Any]:
     """A fresh copy of a minimal valid config (keys without the accelstack: prefix)."""
     return copy.deepcopy(MINIMAL)

@@ -13,10 +13,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
+from click.testing import CliRunner
+
 from conftest import ROOT
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from fakes.pulumi_auto import FakeAutoPulumi
+from fakes.pulumi_auto import FakeAutoPulumi, install
+from submit.cli.app import main
 
 RESOURCES = [("gcp:compute/network:Network", "net"),
              ("gcp:container/cluster:Cluster", "cluster"),
@@ -38,6 +42,22 @@ def program(fake: FakeAutoPulumi, server: FakeApiServer) -> None:
     data = stacks.outputs("v5e-spot")
     data["accelstack"]["kubeconfig"] = server.kubeconfig()
     fake.program(RESOURCES, data)
+
+
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              server: FakeApiServer) -> FakeAutoPulumi:
+    """The fake `pulumi` installed for the test, its `up` programmed as ``program`` says."""
+    fake = install(tmp_path, monkeypatch)
+    program(fake, server)
+    return fake
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    """`submit ARGV` in this process: its exit code and stderr; a traceback fails the test."""
+    result = CliRunner().invoke(main, list(argv))
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        result.exception
+    return result.exit_code, result.stderr
 
 
 def finish(server: FakeApiServer, state: str = "Completed", after: float = 0.0,

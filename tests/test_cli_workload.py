@@ -25,6 +25,7 @@ from submit.cli.app import main
 from submit.render.jobset import render
 from submit.render.build import build_spec
 from submit.render.spec import MAX_CONFIG_BYTES
+from submit_cli import run
 
 NS = "training"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"
@@ -40,10 +41,7 @@ CREATE = ["create", "--workload", "w1", "--accelerator", "v5litepod-16", "--imag
 
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_stack_env")
 
 
 @pytest.fixture
@@ -56,14 +54,6 @@ def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
 def multi(tmp_path: Path, server: FakeApiServer) -> Path:
     """Two v5litepod-16 pools (v5e-spot: 2 spot slices, v5e-flex: 1 flex-start) and l4 (2)."""
     return stacks.write_outputs(tmp_path / "multi.json", "multi", server.kubeconfig())
-
-
-def run(outputs: Path | None, *args: str, input: str | None = None) -> Result:
-    pre = ["workload", "--outputs", str(outputs)] if outputs else ["workload"]
-    result = CliRunner().invoke(main, [*pre, *args], input=input)
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def usage(command: str, option: str, message: str, args: str = "[OPTIONS]") -> str:

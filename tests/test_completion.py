@@ -9,24 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.shell_completion import ShellComplete
 
 from conftest import ROOT
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from submit.cli.app import main
-
-
-def complete(args: list[str], incomplete: str) -> list[str]:
-    comp = ShellComplete(main, {}, "submit", "_SUBMIT_COMPLETE")
-    return [c.value for c in comp.get_completions(args, incomplete)]
+from submit_cli import complete
 
 
 @pytest.fixture(autouse=True)
-def _in_project(monkeypatch: pytest.MonkeyPatch) -> None:
+def _in_project(monkeypatch: pytest.MonkeyPatch, no_stack_env: None) -> None:
     monkeypatch.chdir(ROOT)
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def test_stack_names_from_stacks_dir() -> None:

@@ -6,23 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.shell_completion import ShellComplete
 
 from conftest import ROOT
 from fakes import stacks
-from submit.cli.app import main
-
-
-def complete(args: list[str], incomplete: str) -> list[str]:
-    comp = ShellComplete(main, {}, "submit", "_SUBMIT_COMPLETE")
-    return [c.value for c in comp.get_completions(args, incomplete)]
+from submit_cli import complete
 
 
 @pytest.fixture(autouse=True)
-def _in_project(monkeypatch: pytest.MonkeyPatch) -> None:
+def _in_project(monkeypatch: pytest.MonkeyPatch, no_stack_env: None) -> None:
     monkeypatch.chdir(ROOT)
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def test_pools_of_the_accelerator_typed(tmp_path: Path) -> None:

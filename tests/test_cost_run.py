@@ -9,14 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from conftest import ROOT
-from ephemeral_env import finish, program, project, run_argv
+from ephemeral_env import finish, installed, project, run_argv, run_cli
 from fake_apiserver import FakeApiServer
-from fakes.pulumi_auto import FakeAutoPulumi, install
+from fakes.pulumi_auto import FakeAutoPulumi
 from infra.cost import run as run_cost, table as prices
-from submit.cli.app import main
 
 SRC = "https://example.test/pricing"
 
@@ -41,21 +39,12 @@ PER_HOUR = 32 * 0.5 + 3 * 0.27 + 0.10
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
          server: FakeApiServer) -> FakeAutoPulumi:
-    f = install(tmp_path, monkeypatch)
-    program(f, server)
-    return f
+    return installed(tmp_path, monkeypatch, server)
 
 
 @pytest.fixture
 def priced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(prices, "shipped", lambda: _table(0.5))
-
-
-def _run(*argv: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(argv))
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        result.exception
-    return result.exit_code, result.stderr
 
 
 def test_the_estimate_by_hand() -> None:
@@ -97,7 +86,7 @@ def test_a_pools_run_prices_its_own_slices_only() -> None:
 def test_max_cost_refuses_before_anything_is_made(fake: FakeAutoPulumi, tmp_path: Path,
                                                    priced: None) -> None:
     proj = project(tmp_path)
-    code, err = _run(*run_argv(proj, "--max-hours", "10", "--max-cost", "100"))
+    code, err = run_cli(*run_argv(proj, "--max-hours", "10", "--max-cost", "100"))
     assert code == 2, err
     assert (f"Invalid value for '--max-cost': 100: the run may cost up to "
             f"${10 * PER_HOUR:,.2f} (${PER_HOUR:,.2f}/hour for 10 h, --max-hours)") in err
@@ -107,7 +96,7 @@ def test_max_cost_refuses_before_anything_is_made(fake: FakeAutoPulumi, tmp_path
 def test_an_unpriced_run_is_refused_under_max_cost(fake: FakeAutoPulumi, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(prices, "shipped", lambda: _table(None))
-    code, err = _run(*run_argv(project(tmp_path), "--max-cost", "1000000"))
+    code, err = run_cli(*run_argv(project(tmp_path), "--max-cost", "1000000"))
     assert code == 2, err
     assert "the run's cost cannot be bounded" in err
     assert fake.calls == []
@@ -116,7 +105,7 @@ def test_an_unpriced_run_is_refused_under_max_cost(fake: FakeAutoPulumi, tmp_pat
 def test_a_run_prints_its_bound_first_and_its_cost_last(
         fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer, priced: None) -> None:
     finish(server, "Completed")
-    code, err = _run(*run_argv(project(tmp_path), "--expires-in", "2h", "--max-cost", "50"))
+    code, err = run_cli(*run_argv(project(tmp_path), "--expires-in", "2h", "--max-cost", "50"))
     assert code == 0, err
     lines = err.splitlines()
     bound = next(i for i, ln in enumerate(lines) if "cost: $" in ln)
@@ -132,8 +121,8 @@ def test_a_kept_run_says_what_it_keeps_costing(
         fake: FakeAutoPulumi, tmp_path: Path, server: FakeApiServer, priced: None) -> None:
     finish(server, "Completed")
     proj = project(tmp_path)
-    code, err = _run(*run_argv(proj, "--keep"))
+    code, err = run_cli(*run_argv(proj, "--keep"))
     assert code == 0, err
     assert f"run train: cost: it stays up at ${PER_HOUR:,.2f}/hour\n" in err
     assert "cost: about" not in err
-    assert _run("reap", "--project-dir", str(proj), "train")[0] == 0
+    assert run_cli("reap", "--project-dir", str(proj), "train")[0] == 0

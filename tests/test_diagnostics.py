@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 import schema
 import stack_fixtures
@@ -30,15 +30,13 @@ from submit.render.build import build_spec
 from submit.render.diagnostics import pod as diag_pod
 from submit.render.jobset import render
 from submit.render.spec import SpecError
+from submit_cli import run, run_experiment
 
 CREATE = ["create", "--workload", "w1", "--accelerator", "v6e-256", "--image", "python:3.12",
           "--command", "python3 train.py"]
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_stack_env")
 
 
 @pytest.fixture
@@ -46,13 +44,6 @@ def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     """The v6e-training example stack: datasets (read-only for pretraining and evals) and
     checkpoints (read-write for pretraining only)."""
     return stacks.write_outputs(tmp_path / "v6e.json", "v6e-training", server.kubeconfig())
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def refused(option: str, message: str) -> str:
@@ -355,15 +346,12 @@ def test_experiment_describe_lists_each_trials_log_folder(outputs: Path, tmp_pat
                      "  command: python3 train.py\n  tensorboard: checkpoints:runs\n"
                      "sweep:\n  env.LR: ['1e-4', '3e-4']\n")
 
-    def experiment(*args: str) -> Result:
-        return CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), *args])
-
-    created = experiment("create", str(sweep))
+    created = run_experiment(outputs, "create", str(sweep))
     assert created.exit_code == 0, created.output
-    data = json.loads(experiment("describe", "lr", "-o", "json").stdout)
+    data = json.loads(run_experiment(outputs, "describe", "lr", "-o", "json").stdout)
     folders = [[s["path"] for s in t["links"]["stores"]] for t in data["trials"]]
     assert folders == [["runs/lr-0"], ["runs/lr-1"]]
-    text = experiment("describe", "lr").stdout
+    text = run_experiment(outputs, "describe", "lr").stdout
     for t in data["trials"]:
         link = t["links"]["stores"][0]["link"]
         assert f"  tensorboard ({t['links']['stores'][0]['path']}): {link}" in text

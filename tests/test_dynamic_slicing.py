@@ -22,6 +22,7 @@ from infra.preview import harness
 from infra.specs import dynamic_slicing as dynamic_spec
 from schema import validate
 from submit.cli.app import main
+from submit_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK = ROOT / "stacks" / "Pulumi.tpu7x-dynamic.yaml"
@@ -257,22 +258,12 @@ def test_no_slice_controller_without_dynamic_pools() -> None:
 
 # -- the render rule ----------------------------------------------------------------------
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_stack_env")
 
 
 @pytest.fixture
 def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     return stacks.write_outputs(tmp_path / "tpu7x.json", "tpu7x-dynamic", server.kubeconfig())
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def _render(outputs: Path, *args: str) -> dict[str, Any]:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from ephemeral_env import finish, program, project, run_argv, tags
+from ephemeral_env import finish, installed, project, run_argv, run_cli, tags
 from fake_apiserver import FakeApiServer, Fault
-from fakes.pulumi_auto import FakeAutoPulumi, install
+from fakes.pulumi_auto import FakeAutoPulumi
 from submit.cli.app import main
 from submit.ephemeral import plan as pl
 
@@ -26,9 +25,7 @@ from submit.ephemeral import plan as pl
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
          server: FakeApiServer) -> FakeAutoPulumi:
-    f = install(tmp_path, monkeypatch)
-    program(f, server)
-    return f
+    return installed(tmp_path, monkeypatch, server)
 
 
 @pytest.fixture
@@ -36,17 +33,10 @@ def proj(tmp_path: Path) -> Path:
     return project(tmp_path)
 
 
-def _run(*argv: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(argv))
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        result.exception
-    return result.exit_code, result.stderr
-
-
 def test_success_creates_runs_and_takes_everything_down(
         fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
     finish(server, "Completed")
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 0, err
     assert fake.cloud == [] and fake.stacks == []
     # Off a terminal, one line per finished resource (here the engine runs them one by one).
@@ -78,7 +68,7 @@ def test_success_creates_runs_and_takes_everything_down(
 def test_the_work_fails_exit_3_and_still_tears_down(
         fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
     finish(server, "Failed")
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 3, err
     assert fake.cloud == [] and fake.stacks == []
     assert "train failed: Failed: jobset failed" in err
@@ -88,7 +78,7 @@ def test_the_work_fails_exit_3_and_still_tears_down(
 def test_up_fails_part_way_exit_5_and_takes_down_what_was_made(
         fake: FakeAutoPulumi, proj: Path) -> None:
     fake.faults(upFailAt=2, upFailMessage="googleapi: Error 403: TPU quota exceeded")
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 5, err
     assert "pulumi up failed: cluster (Cluster): googleapi: Error 403: TPU quota exceeded" in err
     assert "2 resources deleted, stack train removed" in err  # the stack and the network
@@ -101,7 +91,7 @@ def test_a_transient_destroy_failure_is_retried_with_a_refresh(
     monkeypatch.setattr(pl, "RETRY_DELAYS", (0.0, 0.0, 0.0))
     fake.faults(destroyFails=1)
     finish(server)
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 0, err
     assert ("destroy of train refused for now (v5litepod-16 (NodePool): googleapi: Error "
             "503: The service is currently unavailable.)") in err
@@ -115,7 +105,7 @@ def test_a_lasting_destroy_failure_exits_6_and_prints_the_clean_up_command(
     fake.faults(destroyFails=9, destroyFailMessage="googleapi: Error 400: The network "
                 "resource 'net' is already being used by 'fw'")
     finish(server)
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 6, err
     assert len([c for c in fake.commands() if c[0] == "destroy"]) == 1  # not transient
     assert f"take it down with:\n  submit reap --project-dir {proj} train\n" in err
@@ -136,7 +126,7 @@ def test_a_lost_cluster_connection_exits_5_and_tears_down(
             server.state.faults = [Fault(503, "connection lost")] * 200
         threading.Thread(target=cut, daemon=True).start()
     lose()
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 5, err
     assert "lost the cluster while waiting" in err
     assert fake.cloud == [] and fake.stacks == []
@@ -145,7 +135,7 @@ def test_a_lost_cluster_connection_exits_5_and_tears_down(
 def test_keep_leaves_it_up_and_prints_the_command(
         fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
     finish(server)
-    code, err = _run(*run_argv(proj, "--keep"))
+    code, err = run_cli(*run_argv(proj, "--keep"))
     assert code == 0, err
     assert f"take it down with:\n  submit reap --project-dir {proj} train\n" in err
     assert fake.stacks == ["train"] and len(fake.cloud) == 4
@@ -157,14 +147,14 @@ def test_keep_leaves_it_up_and_prints_the_command(
     assert (settings["name"], settings["main"], settings["runtime"]["options"]["virtualenv"]) \
         == ("accelstack", "../../infra/", "../../.venv")
     assert "stackConfigDir" not in settings
-    code, err = _run("reap", "--project-dir", str(proj), "train")
+    code, err = run_cli("reap", "--project-dir", str(proj), "train")
     assert code == 0, err
     assert fake.stacks == [] and fake.cloud == []
     assert not (proj / ".accelstack" / "runs" / "Pulumi.train.yaml").exists()
 
 
 def test_timeout_exits_4_and_tears_down(fake: FakeAutoPulumi, proj: Path) -> None:
-    code, err = _run(*run_argv(proj, "--timeout", "1s"))
+    code, err = run_cli(*run_argv(proj, "--timeout", "1s"))
     assert code == 4, err
     assert fake.cloud == [] and fake.stacks == []
 
@@ -172,7 +162,7 @@ def test_timeout_exits_4_and_tears_down(fake: FakeAutoPulumi, proj: Path) -> Non
 def test_a_backend_without_stack_tags_stops_before_anything_is_created(
         fake: FakeAutoPulumi, proj: Path) -> None:
     fake.faults(tagsUnsupported=True)
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     # Refused before `up` (plan.Exit.ERROR), not an infrastructure failure: the stack the
     # run had just made is removed again, and nothing else was made.
     assert code == 1, err
@@ -186,7 +176,7 @@ def test_a_backend_without_stack_tags_stops_before_anything_is_created(
 def test_a_live_run_of_the_same_name_is_never_shared(
         fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
     finish(server)
-    code, _ = _run(*run_argv(proj, "--keep"))
+    code, _ = run_cli(*run_argv(proj, "--keep"))
     assert code == 0
     import os
     import socket
@@ -196,7 +186,7 @@ def test_a_live_run_of_the_same_name_is_never_shared(
     # As if another live process on this machine (this test's own parent) held it.
     data["tags"][pl.TAG_RUN] = f"train-x u@{socket.gethostname()} pid {os.getppid()}"
     (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 1
     assert "\nError: stack train is in use by run train-x (pid" in err
     assert not any(c[0] == "destroy" for c in fake.commands())
@@ -206,7 +196,7 @@ def test_a_live_run_of_the_same_name_is_never_shared(
 def test_a_rerun_after_a_crash_resumes_the_same_stack(
         fake: FakeAutoPulumi, proj: Path, server: FakeApiServer) -> None:
     finish(server)
-    code, _ = _run(*run_argv(proj, "--keep"))
+    code, _ = run_cli(*run_argv(proj, "--keep"))
     data = fake.stack("train")
     assert data is not None
     # The holder died mid-up: its pid is gone and its DIY lock is left behind.
@@ -216,7 +206,7 @@ def test_a_rerun_after_a_crash_resumes_the_same_stack(
     (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
     server.state.jobsets.clear()
     finish(server)
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 0, err
     assert "resuming stack train, left by run train-old" in err
     # A self-managed backend: no updateInProgress; `up` finds the lock, whose holder (this
@@ -242,7 +232,7 @@ def test_bad_input_exits_2_before_pulumi_runs(fake: FakeAutoPulumi, proj: Path) 
         (run_argv(proj, "--num-slices", "0"), "Invalid value for '--num-slices'"),
     ]
     for argv, message in cases:
-        code, err = _run(*argv)
+        code, err = run_cli(*argv)
         assert code == 2, (argv, err)
         assert message in err, err
     assert fake.calls == []
@@ -265,7 +255,7 @@ def test_run_takes_the_options_of_workload_create_and_no_name_collides() -> None
 def test_without_pulumi_nothing_starts(proj: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 1
     assert err.endswith("Error: the pulumi CLI is not on PATH; install it "
                         "(https://www.pulumi.com/docs/install/)\n")
@@ -280,7 +270,7 @@ def test_a_standing_stack_of_that_name_is_never_taken_over(
                                     "endTime": "2026-01-01T00:10:00.000Z", "message": "",
                                     "environment": {}, "config": {}, "result": "succeeded",
                                     "resourceChanges": {"create": 1}}]}))
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 1
     assert "Error: stack train exists and is not an ephemeral stack; `submit run` never " \
            "takes over a stack it did not make: pick another --name" in err
@@ -325,7 +315,7 @@ def test_an_image_tag_is_resolved_before_anything_is_made(fake: FakeAutoPulumi,
     # Every worker runs the same bytes: the tag becomes a digest before `up`, and a registry
     # that cannot answer stops the run while it has made nothing (nothing listens on :1).
     argv = run_argv(proj) + ["--image", "127.0.0.1:1/trainer:v1", "--resolve-image"]
-    code, err = _run(*argv)
+    code, err = run_cli(*argv)
     assert code == 1, err
     assert "cannot resolve --image 127.0.0.1:1/trainer:v1 to a digest" in err, err
     assert fake.calls == []
@@ -359,7 +349,7 @@ def test_a_backend_read_error_never_tears_down_a_stack_this_run_did_not_stamp(
     urns = _someone_elses(fake, tags, resources=True)
     message = "error: could not read the backend: connection reset by peer"
     fake.faults(**{fault: message})
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 1, err
     assert (f"prepare: preparing stack train: {message} (the stack is not this run's: it is "
             "left as it is, not taken down)") in err
@@ -370,7 +360,7 @@ def test_a_backend_read_error_never_tears_down_a_stack_this_run_did_not_stamp(
 def test_an_empty_stack_someone_else_made_is_never_taken_over(
         fake: FakeAutoPulumi, proj: Path) -> None:
     _someone_elses(fake, {}, resources=False)
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 1, err
     assert "Error: stack train exists and is not an ephemeral stack; `submit run` never " \
            "takes over a stack it did not make: pick another --name" in err
@@ -381,7 +371,7 @@ def test_an_empty_stack_someone_else_made_is_never_taken_over(
 def test_a_stack_this_run_made_is_removed_when_preparing_fails(
         fake: FakeAutoPulumi, proj: Path) -> None:
     fake.faults(tagsUnsupported=True)
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 1, err
     assert ("(the stack this run had just made is removed again)") in err
     assert fake.stacks == [] and fake.cloud == []
@@ -401,7 +391,7 @@ def test_a_stack_with_a_pending_create_is_not_resumed(
     assert data is not None
     data["pending"] = [urn]
     (fake.home / "stacks" / "train.json").write_text(json.dumps(data))
-    code, err = _run(*run_argv(proj))
+    code, err = run_cli(*run_argv(proj))
     assert code == 1, err
     assert ("prepare: stack train is not resumed: a create was cut off (the process running "
             f"it was killed), and the resource may exist and bill:\n  {urn}\n") in err

@@ -21,9 +21,9 @@ from typing import Callable
 import pytest
 from click.testing import CliRunner
 
-from ephemeral_env import Run, finish, program, project, run_argv, tags
+from ephemeral_env import Run, finish, installed, project, run_argv, tags
 from fake_apiserver import FakeApiServer
-from fakes.pulumi_auto import FakeAutoPulumi, install
+from fakes.pulumi_auto import FakeAutoPulumi
 from submit.cli.app import main
 from submit.ephemeral import plan as pl
 
@@ -31,9 +31,7 @@ from submit.ephemeral import plan as pl
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
          server: FakeApiServer) -> FakeAutoPulumi:
-    f = install(tmp_path, monkeypatch)
-    program(f, server)
-    return f
+    return installed(tmp_path, monkeypatch, server)
 
 
 def _in_flight(fake: FakeAutoPulumi) -> Callable[[], bool]:

@@ -18,6 +18,7 @@ from infra.contract.outputs import load as load_outputs
 from submit.cli.app import main
 from submit.experiment import expand as ex
 from submit.experiment import trials
+from submit_cli import run_experiment as run
 
 HERE = Path(__file__).resolve().parent / "experiments"
 NS = "training"
@@ -173,13 +174,6 @@ def test_a_bad_trial_is_named_with_its_parameters() -> None:
 @pytest.fixture
 def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     return stacks.write_outputs(tmp_path / "v5e-spot.json", "v5e-spot", server.kubeconfig())
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def _finish(server: FakeApiServer, name: str, state: str) -> None:

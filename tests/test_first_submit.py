@@ -24,10 +24,7 @@ CREATE = ["create", "--workload", "w1", "--accelerator", "v5litepod-16", "--imag
           "python:3.12"]
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_stack_env")
 
 
 def _run(server: FakeApiServer, tmp_path: Path, *args: str, stack: str = "v5e-spot") -> Result:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,6 +29,7 @@ from submit.cli.app import main
 from submit.render.jobset import render
 from submit.render.build import build_spec
 from submit.render.spec import SpecError
+from submit_cli import run
 from test_render_golden import CASES, load_case, pod_of
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "gcsfuse-names.yaml"
@@ -180,10 +181,7 @@ def test_every_golden_agrees_on_host_network() -> None:
 # The CLI: refusals exit 2 and send nothing; a mount reaches the cluster
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_stack_env")
 
 
 @pytest.fixture
@@ -191,13 +189,6 @@ def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     """The v6e-training example stack: datasets (read-only for pretraining and evals) and
     checkpoints (read-write for pretraining only)."""
     return stacks.write_outputs(tmp_path / "v6e.json", "v6e-training", server.kubeconfig())
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def refused(message: str) -> str:

@@ -8,15 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 import schema
 import stack_fixtures
 from fake_apiserver import FakeApiServer
 from fakes import stacks
-from submit.cli.app import main
 from submit.render.build import build_spec
 from submit.render.jobset import render
+from submit_cli import run
 
 NS = "training"
 SECRETS = f"/api/v1/namespaces/{NS}/secrets"
@@ -25,22 +24,13 @@ CREATE = ["create", "--workload", "w1", "--accelerator", "v5litepod-16", "--imag
 
 
 @pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+def _no_env(monkeypatch: pytest.MonkeyPatch, no_stack_env: None) -> None:
     monkeypatch.setenv("ACCELSTACK_RESOLVE_IMAGE", "0")
 
 
 @pytest.fixture
 def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     return stacks.write_outputs(tmp_path / "v5e.json", "v5e-spot", server.kubeconfig())
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def _secret(name: str, kind: str) -> dict[str, object]:

@@ -19,6 +19,7 @@ from fake_apiserver import FakeApiServer
 from fakes import stacks
 from submit.cli.app import main
 from submit.state import capacity
+from submit_cli import run
 
 NS = "research"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"
@@ -27,22 +28,12 @@ CREATE = ["create", "--workload", "train", "--accelerator", "v6e-64", "--pool", 
           "--num-slices", "2", "--image", IMAGE]
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ACCELSTACK_STACK", "ACCELSTACK_OUTPUTS", "ACCELSTACK_PROJECT_DIR"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_stack_env")
 
 
 @pytest.fixture
 def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     return stacks.write_outputs(tmp_path / "v6e-burst.json", "v6e-burst", server.kubeconfig())
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def stamp(seconds_ago: float) -> str:

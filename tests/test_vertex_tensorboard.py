@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 import schema
 from conftest import ROOT
@@ -25,7 +25,7 @@ from infra.config.stack_file import load as load_stack_file
 from infra.contract import outputs as contract
 from infra.preview import cli as preview
 from infra.preview import harness
-from submit.cli.app import main
+from submit_cli import run, run_experiment
 
 STACK_FILE = ROOT / "stacks" / "Pulumi.v6e-training.yaml"
 TB = "gcp:vertex/aiTensorboard:AiTensorboard"
@@ -168,13 +168,6 @@ def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     return path
 
 
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
-
-
 def _env(outputs: Path, *args: str) -> dict[str, Any]:
     result = run(outputs, *CREATE, "--dry-run", "-o", "json", *args)
     assert result.exit_code == 0, result.stderr
@@ -226,13 +219,10 @@ def test_experiment_describe_links_the_instance_per_trial(outputs: Path, tmp_pat
                      "  command: python3 train.py\n  tensorboard: checkpoints:runs\n"
                      "sweep:\n  env.LR: ['1e-4', '3e-4']\n")
 
-    def experiment(*args: str) -> Result:
-        return CliRunner().invoke(main, ["experiment", "--outputs", str(outputs), *args])
-
-    assert experiment("create", str(sweep)).exit_code == 0
-    data = json.loads(experiment("describe", "lr", "-o", "json").stdout)
+    assert run_experiment(outputs, "create", str(sweep)).exit_code == 0
+    data = json.loads(run_experiment(outputs, "describe", "lr", "-o", "json").stdout)
     assert [t["links"]["vertexTensorboard"] for t in data["trials"]] == [
         {"instance": INSTANCE, "experiment": "lr-0"},
         {"instance": INSTANCE, "experiment": "lr-1"}]
-    text = experiment("describe", "lr").stdout
+    text = run_experiment(outputs, "describe", "lr").stdout
     assert f"  Vertex AI TensorBoard: {INSTANCE} (experiment lr-1)" in text
