@@ -1,0 +1,97 @@
+"""ML Diagnostics on a stack (``accelstack:mlDiagnostics: true``): the documented install
+(cert-manager, then Google's injection webhook and connection operator), the roles each
+workload namespace's jobs get, the contract's optional field, and ``--ml-diagnostics``."""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any
+
+import pytest
+
+from conftest import ROOT
+from infra.config import stack as config
+from infra.config.errors import ConfigError
+from infra.config.stack_file import load as load_stack_file
+from infra.contract import outputs as contract
+from infra.preview import harness
+
+STACK_FILE = ROOT / "stacks" / "Pulumi.v6e-training.yaml"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+CHARTS = "oci://us-docker.pkg.dev/ai-on-gke/mldiagnostics-webhook-and-operator-helm"
+
+
+def _raw(on: Any = None) -> dict[str, Any]:
+    raw = copy.deepcopy(load_stack_file(STACK_FILE).raw)
+    if on is not None:
+        raw["mlDiagnostics"] = on
+    return raw
+
+
+@lru_cache(maxsize=1)
+def _evaluation() -> harness.Evaluation:
+    return harness.evaluate(_raw(True), "v6e-mld")
+
+
+def test_the_key_is_true_or_false() -> None:
+    assert config.parse(_raw(True)).ml_diagnostics is True
+    assert config.parse(_raw(False)).ml_diagnostics is False
+    assert config.parse(_raw()).ml_diagnostics is False
+    with pytest.raises(ConfigError) as info:
+        config.parse(_raw("yes"))
+    assert info.value.problems == ["mlDiagnostics: 'yes' is not true or false"]
+
+
+def test_cert_manager_then_the_webhook_and_operator_are_installed() -> None:
+    ev = _evaluation()
+    releases = {r.name: r for r in ev.of_type(RELEASE)}
+    cert = releases["cert-manager"]
+    assert cert.inputs["chart"] == "cert-manager"
+    assert cert.inputs["repositoryOpts"] == {"repo": "https://charts.jetstack.io"}
+    assert cert.inputs["version"] == "v1.13.0"
+    assert cert.inputs["namespace"] == "cert-manager"
+    assert cert.inputs["values"] == {"installCRDs": True,
+                                     "global": {"leaderElection": {"namespace": "cert-manager"}}}
+    for name, version in (("mldiagnostics-injection-webhook", "0.23.0"),
+                          ("mldiagnostics-connection-operator", "0.21.0")):
+        release = releases[name]
+        assert release.inputs["chart"] == f"{CHARTS}/{name}"
+        assert release.inputs["version"] == version
+        assert release.inputs["namespace"] == "gke-mldiagnostics"
+        assert cert.urn in release.dependencies  # cert-manager first
+    plain = harness.evaluate(_raw(), "plain")
+    assert not {"cert-manager", "mldiagnostics-injection-webhook"} & {
+        r.name for r in plain.of_type(RELEASE)}
+
+
+def test_each_workload_namespace_gets_the_roles() -> None:
+    ev = _evaluation()
+    namespaces = [ev.config.queues.namespace] + [t.namespace for t in ev.config.queues.teams]
+    grants = [r.inputs for r in ev.of_type("gcp:projects/iAMMember:IAMMember")
+              if r.name.startswith("mldiagnostics-")]
+    ksa = ev.config.storage.service_account
+    expected = [{"project": "my-ml-project", "role": role,
+                 "member": "principal://iam.googleapis.com/projects/123456789012/locations/"
+                           f"global/workloadIdentityPools/my-ml-project.svc.id.goog/subject/ns/"
+                           f"{ns}/sa/{ksa}"}
+                for ns in namespaces
+                for role in ("roles/clusterdirector.editor", "roles/logging.logWriter",
+                             "roles/storage.objectUser")]
+    def key(g: dict[str, Any]) -> str:
+        return f"{g['member']} {g['role']}"
+    assert sorted(grants, key=key) == sorted(expected, key=key)
+
+
+def test_contract_carries_the_flag_and_loads_without_it() -> None:
+    data = harness.plain_outputs(_evaluation(), reveal=True)
+    assert data["accelstack"]["mlDiagnostics"] is True
+    loaded = contract.load(copy.deepcopy(data))
+    assert loaded.ml_diagnostics is True
+    assert loaded.to_dict()["mlDiagnostics"] is True
+    data["accelstack"].pop("mlDiagnostics")
+    assert contract.load(copy.deepcopy(data)).ml_diagnostics is False
+    assert "mlDiagnostics" not in contract.load(copy.deepcopy(data)).to_dict()
+    data["accelstack"]["mlDiagnostics"] = "yes"
+    with pytest.raises(contract.ContractError, match=r"mlDiagnostics: 'yes' is not bool"):
+        contract.load(data)
