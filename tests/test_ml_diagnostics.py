@@ -5,17 +5,24 @@ workload namespace's jobs get, the contract's optional field, and ``--ml-diagnos
 from __future__ import annotations
 
 import copy
+import json
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+import schema
 from conftest import ROOT
+from fake_apiserver import FakeApiServer
+from fakes import stacks
 from infra.config import stack as config
 from infra.config.errors import ConfigError
 from infra.config.stack_file import load as load_stack_file
 from infra.contract import outputs as contract
 from infra.preview import harness
+from submit.cli.app import main
 
 STACK_FILE = ROOT / "stacks" / "Pulumi.v6e-training.yaml"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -95,3 +102,64 @@ def test_contract_carries_the_flag_and_loads_without_it() -> None:
     data["accelstack"]["mlDiagnostics"] = "yes"
     with pytest.raises(contract.ContractError, match=r"mlDiagnostics: 'yes' is not bool"):
         contract.load(data)
+
+
+# ----------------------------------------------------------------------------------
+# --ml-diagnostics
+
+
+CREATE = ["create", "--workload", "w1", "--accelerator", "v6e-256", "--image", "python:3.12",
+          "--command", "python3 train.py"]
+LABEL = "managed-mldiagnostics-gke"
+
+
+@pytest.fixture
+def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
+    data = stacks.point_at(harness.plain_outputs(_evaluation(), reveal=True),
+                           server.kubeconfig())
+    path = tmp_path / "v6e-mld.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def run(outputs: Path, *args: str) -> Result:
+    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    return result
+
+
+def _jobset(outputs: Path, *args: str) -> dict[str, Any]:
+    result = run(outputs, *CREATE, "--dry-run", "-o", "json", *args)
+    assert result.exit_code == 0, result.stderr
+    js: dict[str, Any] = json.loads(result.stdout)
+    schema.validate(js)
+    return js
+
+
+def test_the_option_labels_the_jobset(outputs: Path) -> None:
+    js = _jobset(outputs, "--ml-diagnostics")
+    assert js["metadata"]["labels"][LABEL] == "true"
+    assert js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]  # the others stay
+    assert LABEL not in _jobset(outputs)["metadata"]["labels"]
+
+
+def test_refused_on_a_stack_without_the_webhook(tmp_path: Path, server: FakeApiServer) -> None:
+    plain = stacks.write_outputs(tmp_path / "plain.json", "v6e-training", server.kubeconfig())
+    result = run(plain, *CREATE, "--dry-run", "--ml-diagnostics")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: Invalid value for '--ml-diagnostics': the stack does not install ML Diagnostics' injection "
+        "webhook; set accelstack:mlDiagnostics: true in its stack file and run `pulumi up` "
+        "(docs/diagnostics.md)")
+    assert "Traceback" not in result.output
+
+
+def test_describe_says_where_the_runs_are(outputs: Path, server: FakeApiServer) -> None:
+    assert run(outputs, *CREATE, "--ml-diagnostics").exit_code == 0
+    data = json.loads(run(outputs, "describe", "w1", "-o", "json").stdout)
+    assert data["diagnostics"]["mlDiagnostics"]["label"] == f"{LABEL}=true"
+    assert "GKE > AI/ML > Diagnostics" in data["diagnostics"]["mlDiagnostics"]["where"]
+    text = run(outputs, "describe", "w1").stdout
+    assert (f"  ML Diagnostics: labeled {LABEL}=true; the Cloud Console's GKE > AI/ML > "
+            "Diagnostics tab") in text

@@ -27,10 +27,6 @@ from infra.config.stack import StackConfig
 from infra.record import record
 from infra.specs import storage as storage_spec
 
-# The label that makes the injection webhook add the SDK's metadata to a JobSet's pods, on
-# the JobSet or its namespace (README.md, "Label workload").
-WORKLOAD_LABEL = ("managed-mldiagnostics-gke", "true")
-
 NAMESPACE = "gke-mldiagnostics"
 CHARTS = "oci://us-docker.pkg.dev/ai-on-gke/mldiagnostics-webhook-and-operator-helm"
 WEBHOOK_VERSION = "0.23.0"
