@@ -27,6 +27,7 @@ from infra.components.fleet import Fleet
 from infra.components.pools import Pools
 from infra.components.checkpointing import MultiTierCheckpointing
 from infra.components.tensorboard import VertexTensorboard
+from infra.components.ml_diagnostics import MlDiagnostics
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.pathways import PathwaysAccess
@@ -172,6 +173,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     if cfg.tensorboard is not None:
         # After the Vertex AI API (infra/specs/services.py).
         board = VertexTensorboard("tensorboard", cfg, opts=after_apis)
+    if cfg.ml_diagnostics:
+        # After the add-ons: the webhook mutates JobSets, whose CRD JobSet's install serves.
+        MlDiagnostics("mldiagnostics", cfg, provider=addons.provider,
+                      opts=pulumi.ResourceOptions(depends_on=[addons]))
 
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.

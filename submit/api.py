@@ -117,6 +117,7 @@ class Workload:
     pathways_proxy_arg: tuple[str, ...] = ()
     pathways_worker_arg: tuple[str, ...] = ()
     parallel_containers: int | None = None  # TPU7x: N containers per VM (docs/submitting.md)
+    ml_diagnostics: bool = False  # the JobSet labeled for ML Diagnostics' webhook
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

@@ -1,8 +1,7 @@
 """The stack's Vertex AI TensorBoard instance (``accelstack:tensorboard``): its config and
 refusals, what the program declares (the instance, the Vertex AI API, each namespace's
 grant), the contract's optional field, and `--tensorboard` on such a stack (the variables
-MaxText reads, `describe` and `experiment describe`). Also the refusal of
-``accelstack:mlDiagnostics``."""
+MaxText reads, `describe` and `experiment describe`)."""
 
 from __future__ import annotations
 
@@ -89,20 +88,6 @@ def test_refusal_names_file_and_line(tmp_path: Path) -> None:
     assert (f"{path}:{line}: tensorboard.region: 'central' is not a region such as "
             "us-central1") in result.output
     assert "Traceback" not in result.output
-
-
-def test_managed_ml_diagnostics_is_refused_with_what_to_do() -> None:
-    raw = _raw()
-    raw["mlDiagnostics"] = True
-    [problem] = _problems(raw)
-    assert problem == (
-        "mlDiagnostics: managed ML Diagnostics cannot be declared by the stack: the pinned "
-        "pulumi-gcp 10.2.0 has no cluster field for GKE's --enable-managed-mldiagnostics; on "
-        "GKE 1.35.0-gke.3065000 or later run `gcloud beta container clusters update CLUSTER "
-        "--enable-managed-mldiagnostics` once after `pulumi up`, and remove this key "
-        "(docs/diagnostics.md)")
-    raw["mlDiagnostics"] = False
-    config.parse(raw)
 
 
 # ----------------------------------------------------------------------------------

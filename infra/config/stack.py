@@ -40,7 +40,7 @@ from infra.config.network import (NETWORK_KEYS, Network, address_problems, gpu_c
 from infra.config.storage import Storage, Store, check_lustre_grants, parse_storage
 from infra.config.pathways import Pathways, parse_pathways, resolve_scratch
 from infra.config.checkpointing import Checkpointing, parse_checkpointing
-from infra.config.tensorboard import VertexTensorboard, parse_tensorboard, refuse_ml_diagnostics
+from infra.config.tensorboard import VertexTensorboard, parse_tensorboard
 from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
@@ -94,6 +94,7 @@ class StackConfig:
     slice_classes: tuple[SliceClass, ...] = ()  # slices made on demand (ComputeClasses)
     checkpointing: Checkpointing | None = None  # GKE multi-tier checkpointing
     tensorboard: VertexTensorboard | None = None  # a Vertex AI TensorBoard instance
+    ml_diagnostics: bool = False  # ML Diagnostics' install and roles (infra/specs/ml_diagnostics.py)
 
     @property
     def location(self) -> str:
@@ -176,7 +177,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
                                             version, [c.name for c in classes])
     tensorboard = parse_tensorboard(r, top.get("tensorboard"), region=cluster.region,
                                     cluster_name=cluster.cluster_name)
-    refuse_ml_diagnostics(r, top.get("mlDiagnostics"))
+    ml_diagnostics = bool(r.get(top, "mlDiagnostics", "", bool, default=False))
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
@@ -209,6 +210,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
         checkpointing=checkpointing, tensorboard=tensorboard,
+        ml_diagnostics=ml_diagnostics,
     )
 
 

@@ -1,5 +1,4 @@
-"""Config of the stack's Vertex AI TensorBoard instance (``accelstack:tensorboard``) and the
-refusal of managed ML Diagnostics (``accelstack:mlDiagnostics``).
+"""Config of the stack's Vertex AI TensorBoard instance (``accelstack:tensorboard``).
 
 ``tensorboard`` declares one Vertex AI TensorBoard instance the stack owns: workloads
 created with ``submit workload create --tensorboard`` get the variables MaxText reads to
@@ -17,18 +16,6 @@ from infra.record import record
 
 KEYS = ("displayName", "region")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+\Z")
-
-# GKE's page "Configure GKE for ML Diagnostics" (tpu/docs/ml-diagnostics/gke): the cluster
-# setting is `gcloud beta container clusters create|update CLUSTER
-# --enable-managed-mldiagnostics`, from GKE 1.35.0-gke.3065000; older versions need a manual
-# install of cert-manager, injection-webhook and connection-operator.
-ML_DIAGNOSTICS_FLOOR = "1.35.0-gke.3065000"
-ML_DIAGNOSTICS_REFUSAL = (
-    "managed ML Diagnostics cannot be declared by the stack: the pinned pulumi-gcp 10.2.0 has "
-    "no cluster field for GKE's --enable-managed-mldiagnostics; on GKE "
-    f"{ML_DIAGNOSTICS_FLOOR} or later run `gcloud beta container clusters update CLUSTER "
-    "--enable-managed-mldiagnostics` once after `pulumi up`, and remove this key "
-    "(docs/diagnostics.md)")
 
 
 @record
@@ -66,10 +53,3 @@ def parse_tensorboard(r: Reader, raw: Any, *, region: str | None,
         return None
     return VertexTensorboard(display_name=name, region=where)
 
-
-def refuse_ml_diagnostics(r: Reader, raw: Any) -> None:
-    """``mlDiagnostics`` is refused whatever its value but ``false``/absent: see
-    ML_DIAGNOSTICS_REFUSAL."""
-    if raw is None or raw is False:
-        return
-    r.fail("mlDiagnostics", ML_DIAGNOSTICS_REFUSAL)

@@ -85,6 +85,9 @@ class StackOutputs:
     fleet: Any = None
     # The stack's Vertex AI TensorBoard instance (infra/contract/tensorboard.py), or None.
     tensorboard: tensorboard_contract.TensorboardInfo | None = None
+    # ML Diagnostics' injection webhook runs on the cluster (infra/specs/ml_diagnostics.py);
+    # exported only when true, absent (an older contract) reads as false.
+    ml_diagnostics: bool = False
 
     def slice_class(self, name: str) -> SliceClassInfo | None:
         return next((c for c in self.slice_classes if c.name == name), None)
@@ -142,6 +145,7 @@ class StackOutputs:
             "cohort": self.cohort,
             **({"onCluster": self.on_cluster} if self.on_cluster else {}),
             **({"tensorboard": self.tensorboard.to_dict()} if self.tensorboard else {}),
+            **({"mlDiagnostics": True} if self.ml_diagnostics else {}),
         }
 
 
@@ -280,6 +284,8 @@ def load(data: Any) -> StackOutputs:
         on_cluster=_optional_str(data, "onCluster", p),
         tensorboard=tensorboard_contract.load(data.get("tensorboard"), f"{p}.tensorboard",
                                               ContractError),
+        ml_diagnostics=bool(_need(data, "mlDiagnostics", bool, p)) if "mlDiagnostics" in data
+        else False,
     )
 
 

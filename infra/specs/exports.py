@@ -136,5 +136,6 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         cohort=q.cohort if q.teams else None,
         # The instance's resource name is known once it exists: the program fills it in.
         tensorboard=tensorboard_spec.info(cfg, name=""),
+        ml_diagnostics=cfg.ml_diagnostics,
     )
 

@@ -174,6 +174,7 @@ class CreateOptions:
     pathways_proxy_arg: tuple[str, ...] = ()
     pathways_worker_arg: tuple[str, ...] = ()
     parallel_containers: int | None = None
+    ml_diagnostics: bool = False
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -202,7 +203,8 @@ class CreateOptions:
             pathways_server_arg=self.pathways_server_arg,
             pathways_proxy_arg=self.pathways_proxy_arg,
             pathways_worker_arg=self.pathways_worker_arg,
-            parallel_containers=self.parallel_containers)
+            parallel_containers=self.parallel_containers,
+            ml_diagnostics=self.ml_diagnostics)
 
     @property
     def builds_image(self) -> bool:

@@ -22,4 +22,8 @@ DIAGNOSTIC_OPTIONS = [
     click.option("--debug-logs", is_flag=True,
                  help="libtpu's most verbose logs (TPU_STDERR_LOG_LEVEL, TPU_MIN_LOG_LEVEL, "
                       "TF_CPP_MIN_LOG_LEVEL, TPU_VMODULE; docs/diagnostics.md)."),
+    click.option("--ml-diagnostics", is_flag=True,
+                 help="Label the JobSet managed-mldiagnostics-gke=true so ML Diagnostics' "
+                      "injection webhook gives its pods the metadata the "
+                      "google-cloud-mldiagnostics SDK reads (stacks with mlDiagnostics)."),
 ]

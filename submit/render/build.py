@@ -100,6 +100,7 @@ def build_spec(
     pathways_server_arg: Sequence[str] = (), pathways_proxy_arg: Sequence[str] = (),
     pathways_worker_arg: Sequence[str] = (),
     parallel_containers: int | None = None,
+    ml_diagnostics: bool = False,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -189,6 +190,12 @@ def build_spec(
             arm=chosen.node_selector.get(ARCH_LABEL) == ARM64, node_version=node_version,
             stack_traces=stack_traces, xla_dump=xla_dump, debug_logs=debug_logs,
             tensorboard=tensorboard, vertex_tensorboard=outputs.tensorboard)
+    if ml_diagnostics:
+        from submit.render.diagnostics import ml_diagnostics as mld  # late: that option only
+
+        refused = mld.refusal(outputs.ml_diagnostics)
+        if refused:
+            raise SpecError("--ml-diagnostics", refused)
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
@@ -203,6 +210,7 @@ def build_spec(
         local_checkpoint=local,
         diagnostics=diagnostics, image_pull_secrets=parse_pull_secrets(image_pull_secret),
         parallel_containers=parallel_containers or 1,
+        ml_diagnostics=ml_diagnostics,
     )
 
 

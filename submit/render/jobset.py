@@ -228,6 +228,15 @@ def _job_spec(spec: WorkloadSpec, pod: dict[str, Any], pod_meta: dict[str, Any]
 
 
 def jobset(spec: WorkloadSpec) -> dict[str, Any]:
+    js = _jobset(spec)
+    if spec.ml_diagnostics:  # --ml-diagnostics: on Pathways JobSets too
+        from submit.render.diagnostics import ml_diagnostics  # late: that option only
+
+        return ml_diagnostics.label(js)
+    return js
+
+
+def _jobset(spec: WorkloadSpec) -> dict[str, Any]:
     if spec.pathways is not None:  # --pathways: head and workers (submit/render/pathways.py)
         from submit.render import pathways  # late: Pathways workloads only
 

@@ -118,6 +118,7 @@ class WorkloadSpec:
     image_pull_secrets: tuple[str, ...] = ()  # --image-pull-secret: the pods' imagePullSecrets
     # --parallel-containers: TPU7x, containers per pod (submit/render/parallel_containers.py)
     parallel_containers: int = 1
+    ml_diagnostics: bool = False  # --ml-diagnostics (submit/render/diagnostics/ml_diagnostics.py)
 
     @property
     def replicated_job(self) -> str:

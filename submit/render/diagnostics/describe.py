@@ -10,6 +10,7 @@ from typing import Any
 from submit.render.diagnostics.pod import DEBUG_LOG_ENV, DUMP_CONTAINER, TENSORBOARD_ENV, \
     TRACE_CONTAINER, TRACE_DIR, VERTEX_EXPERIMENT_ENV, VERTEX_RESOURCE_ENV
 from submit.render.diagnostics.options import STORE_MOUNT
+from submit.render.diagnostics import ml_diagnostics
 
 
 def _pod_spec(jobset: dict[str, Any]) -> dict[str, Any]:
@@ -58,6 +59,9 @@ def diagnostics_of(jobset: dict[str, Any]) -> dict[str, Any]:
     debug = all(env.get(k) is not None for k, _ in DEBUG_LOG_ENV)
     out = {"stackTraces": traces, "xlaDump": dump, "debugLogs": debug,
            "tensorboard": env.get(TENSORBOARD_ENV[0])}
+    if ml_diagnostics.labeled(jobset):
+        out["mlDiagnostics"] = {"label": f"{ml_diagnostics.LABEL}={ml_diagnostics.VALUE}",
+                                "where": ml_diagnostics.WHERE}
     if env.get(VERTEX_RESOURCE_ENV):
         out["vertexTensorboard"] = {"instance": env[VERTEX_RESOURCE_ENV],
                                     "experiment": env.get(VERTEX_EXPERIMENT_ENV)}
@@ -87,6 +91,9 @@ def describe_lines(jobset: dict[str, Any]) -> list[str]:
     if vertex:
         lines.append(f"  Vertex AI TensorBoard: {vertex['instance']} (experiment "
                      f"{vertex['experiment']})")
+    ml = found.get("mlDiagnostics")
+    if ml:
+        lines.append(f"  ML Diagnostics: labeled {ml['label']}; {ml['where']}")
     if found["debugLogs"]:
         lines.append("  debug logs: " + " ".join(f"{k}={v}" for k, v in DEBUG_LOG_ENV))
     return ["Diagnostics:"] + lines if lines else []
