@@ -108,7 +108,8 @@ DUMP_SCRIPT = (
 def vertex_env(board: TensorboardInfo, workload: str) -> list[tuple[str, str]]:
     """The variables of an upload to ``board``, the workload's name as its experiment: a
     Kubernetes name, within what Vertex AI admits as an experiment id (1-128 characters of
-    [a-z], [0-9] and '-': tensorboards.experiments.create, tensorboardExperimentId)."""
+    [a-z], [0-9] and '-': tensorboards.experiments.create, tensorboardExperimentId;
+    cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.tensorboards.experiments/create)."""
     return [(VERTEX_PROJECT_ENV, board.project), (VERTEX_REGION_ENV, board.region),
             (VERTEX_NAME_ENV, board.display_name), (VERTEX_EXPERIMENT_ENV, workload),
             VERTEX_SWITCH_ENV, (VERTEX_RESOURCE_ENV, board.name)]
