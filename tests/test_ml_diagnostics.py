@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 import schema
 from conftest import ROOT
@@ -22,7 +21,7 @@ from infra.config.errors import ConfigError
 from infra.config.stack_file import load as load_stack_file
 from infra.contract import outputs as contract
 from infra.preview import harness
-from submit.cli.app import main
+from submit_cli import run
 
 STACK_FILE = ROOT / "stacks" / "Pulumi.v6e-training.yaml"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -120,13 +119,6 @@ def outputs(tmp_path: Path, server: FakeApiServer) -> Path:
     path = tmp_path / "v6e-mld.json"
     path.write_text(json.dumps(data))
     return path
-
-
-def run(outputs: Path, *args: str) -> Result:
-    result = CliRunner().invoke(main, ["workload", "--outputs", str(outputs), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
-    return result
 
 
 def _jobset(outputs: Path, *args: str) -> dict[str, Any]:
