@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ephemeral_env import finish, installed, project, run_argv, run_cli, tags
+from ephemeral_env import finish, installed, project, run_argv, run_cli
 from fake_apiserver import FakeApiServer, Fault
 from fakes.pulumi_auto import FakeAutoPulumi
-from submit.cli.app import main
 from submit.ephemeral import plan as pl
 
 

@@ -301,7 +301,7 @@ def up(name: str, args: list[str]) -> None:
                 stack["pending"] = kept
                 _finish(name, stack, events, "update", False, changes, started)
                 print(f"    {res['type']} {res['name']} **creating failed** error: {message}")
-                _fail(f"error: update failed")
+                _fail("error: update failed")
             # The provider's create request is made first: the resource exists (and bills)
             # while the CLI waits for it, so a kill here leaves it behind, pending.
             _cloud(lambda live: live.add(urn))
