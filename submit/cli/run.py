@@ -164,8 +164,6 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
         parsed = [pl.parse_override(o) for o in overrides]
         config = pl.run_config(stack_config, parsed, run_name)
         offer = check.checked(config, sf.stack, {k for k, _ in parsed}, sf.locate)
-        check.check_image_repository(offer, sf.stack, options.get("script_dir") is not None,
-                                     options.get("image_repository"))
         # The outputs the run's stack will have, derived offline as the preview derives
         # them: the work is checked against them by the same render the run does after `up`.
         derived = derive.derive(config, run_name, path, sf.locate)

@@ -96,7 +96,14 @@ def _workload(options: dict[str, Any], timeout: float, interval: float,
     def check(outputs: Any) -> None:
         # An image --script-dir builds exists only once pushed, after `up`: the base image
         # it is built on stands in for it (its reference was checked like any image).
-        checked = wl.replace(image=opts.base_image or opts.image) if opts.builds_image else wl
+        checked = wl
+        if opts.builds_image:
+            from submit.cli.bundle import check_script_options
+
+            check_script_options(outputs, script_dir=opts.script_dir,
+                                 base_image=opts.base_image, image=opts.image,
+                                 image_repository=opts.image_repository)
+            checked = wl.replace(image=opts.base_image or opts.image)
         with bad_input():
             checked.verdict(outputs).rendered()
 

@@ -99,13 +99,3 @@ def _catalog_name(name: Any) -> str:
     except catalog.UnknownAccelerator:
         return str(name)
 
-
-def check_image_repository(offer: Offer, stack: str, script_dir: bool,
-                           image_repository: str | None) -> None:
-    """--script-dir pushes its image to the stack's repository (or --image-repository): a
-    stack that makes none is refused now, not after `up` has made its cluster."""
-    if script_dir and not image_repository and offer.registry is False:
-        raise PlanError("--script-dir", f"stack {stack!r} makes no workload image repository "
-                        "to push the image to: add `registry:` to its config "
-                        "(docs/shipping-code.md), or pass --image-repository")
-
