@@ -19,8 +19,9 @@ Kubernetes client (tests/test_layers.py): the client is imported on the first ca
 talks to the cluster, and `pulumi` runs only when a Session reads a stack's outputs.
 
 Errors: a bad value is a ``BadInput`` (``.option`` names the option, as the CLI does,
-``.message`` says what is allowed); a problem reading the outputs is a ``stack_outputs``
-``OutputsError``; anything the cluster answers is a ``ClusterError``. No message ever
+``.message`` says what is allowed), a bad ``stack``, ``outputs_file`` or ``project_dir``
+included; outputs that cannot be read are a ``stack_outputs`` ``OutputsError``; anything
+the cluster answers is a ``ClusterError``. No message ever
 holds an env value, a secret or the kubeconfig.
 """
 

@@ -204,3 +204,14 @@ def test_a_dry_run_makes_no_logs_dir(proj: Path, tmp_path: Path) -> None:
     code, _, err = _run(*_argv(proj, "v5e-spot", "--dry-run", "--logs", str(logs)))
     assert code == 0, err
     assert not (tmp_path / "logs").exists()
+
+
+def test_the_real_run_looks_for_pulumi_before_it_asks_a_registry(proj: Path) -> None:
+    # Order: every offline check, then the pulumi CLI, then the network. Here there is no
+    # pulumi (an empty PATH) and the image's registry cannot exist: the run stops at the
+    # CLI, without having asked the registry (it used to fail on the image first).
+    argv = _argv(proj, "v5e-spot", "--resolve-image")  # the suite turns resolving off
+    argv[argv.index("python:3.12")] = "registry.invalid/team/train:1"
+    code, _, err = _run(*argv)
+    assert code == 1, err
+    assert "pulumi" in err and "registry.invalid" not in err
