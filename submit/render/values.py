@@ -235,6 +235,8 @@ def parse_grace(value: str | int | None) -> int | None:
     if value is None or isinstance(value, int):
         check_range("--termination-grace-period", value, 0)
         return value
+    if re.fullmatch(r"\s*-?[0-9]+\s*", value):  # a number of seconds, below 0 said as such
+        return parse_grace(int(value))
     from submit.render import duration  # late: only a grace period given as text
 
     try:
