@@ -173,3 +173,21 @@ def test_a_zero_bound_is_refused_in_one_line() -> None:
     assert r.exit_code == 2, r.output
     assert r.stderr.startswith("Error: the run's limit, --timeout 1s, prices a stack of $")
     assert "Usage:" not in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_the_verdict_holds_every_refusal_of_the_options_alone(mtc: StackOutputs) -> None:
+    verdict = _workload(add_capability=("FOO",), env=("NOVALUE",), cpu="lots",
+                        ttl="forever").verdict(mtc)
+    assert not verdict.ok and verdict.objects == ()
+    assert [r.option for r in verdict.refusals] == ["--ttl", "--add-capability", "--cpu",
+                                                   "--env"]
+    with pytest.raises(api.BadInput) as info:
+        verdict.rendered()
+    assert info.value.option == "--ttl"
+
+
+def test_a_good_verdict_holds_the_objects(mtc: StackOutputs) -> None:
+    verdict = api.Workload(name="ckpt", accelerator="v6e-64", num_slices=2,
+                           image="python:3.12").verdict(mtc)
+    assert verdict.ok and verdict.spec is not None
+    assert [o["kind"] for o in verdict.rendered()] == ["JobSet"]

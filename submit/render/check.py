@@ -15,15 +15,16 @@ from infra.contract.outputs import StackOutputs
 from infra.record import record
 from submit.render.build import build_spec
 from submit.render.jobset import render
+from submit.render.option_checks import option_refusals
 from submit.render.spec import SpecError, WorkloadSpec
 
 
 @record
 class Verdict:
     """The checked workload and its objects (ConfigMap, ComputeDomain, then the JobSet), or
-    the refusals. Checks run in order and later ones need what earlier ones decided (the
-    pool decides the shape, the shape the name's budget), so a refused workload holds the
-    first refusal of its options alone, else the first against the stack."""
+    the refusals: every refusal of the options alone (each option's first), else the first
+    against the stack (those checks run in order, and later ones need what earlier ones
+    decided: the pool decides the shape, the shape the name's budget)."""
 
     spec: WorkloadSpec | None = None
     objects: tuple[dict[str, Any], ...] = ()
@@ -45,6 +46,9 @@ def workload(outputs: StackOutputs, options: Mapping[str, Any],
     """Check ``options`` (``build_spec``'s keyword arguments) against ``outputs`` and render
     them. ``node_version``: the GKE version the pool's nodes report, when the submitter read
     it from the cluster (the version floors of --mount)."""
+    alone = option_refusals(**options)
+    if alone:
+        return Verdict(refusals=tuple(alone))
     try:
         spec = build_spec(outputs, **options, node_version=node_version)
     except SpecError as e:

@@ -9,7 +9,8 @@ submit/render/spec.py's record back. Pure: no Click, no Kubernetes client, no pu
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 from infra.catalog import tables as catalog
 from infra.contract.images import image_problem
@@ -20,7 +21,7 @@ from submit.render.values import (
     read_config_file)
 
 
-def check_options(
+def option_refusals(
     *, workload: str, accelerator: str, image: str | None, command: str | None = None,
     num_slices: int | None = None, num_nodes: int | None = None,
     namespace: str | None = None, queue: str | None = None, env: Sequence[str] = (),
@@ -36,71 +37,127 @@ def check_options(
     tensorboard: str | None = None, parallel_containers: int | None = None,
     local_checkpoint_dir: str | None = None,
     **_needs_the_stack: object,
-) -> None:
-    """Every check that needs no stack outputs, so a bad option fails before `pulumi` runs.
+) -> list[SpecError]:
+    """Every refusal of the checks that need no stack outputs, each option's first (so that
+    a bad option fails before `pulumi` runs, and all of them are said at once).
 
     ``build_spec`` (submit.render.build) runs these first too; options it alone knows are
     ignored here.
     """
-    check_workload_name(workload, "--workload", new=True)
-    try:
-        catalog.resolve(accelerator)
-    except catalog.UnknownAccelerator as e:
-        raise SpecError("--accelerator", str(e)) from None
-    check_range("--num-slices", num_slices, 1)
-    check_range("--num-nodes", num_nodes, 1)
-    problem = image_problem(image) if image is not None else None  # None: --script-dir
-    if problem:
-        raise SpecError("--image", problem)
-    if command is not None and not command.strip():
-        raise SpecError("--command", "is empty")
-    check_namespace(namespace)
-    _name("--queue", queue, "a LocalQueue name (a DNS-1123 subdomain)", _SECRET, 253)
-    _name("--fleet-worker", fleet_worker, "a worker name (a DNS-1123 label)", _DNS_1123, 63)
-    _name("--fleet-region", fleet_region, "a region name such as us-east5", _DNS_1123, 63)
-    if fleet_worker is not None and fleet_region is not None:
-        raise SpecError("--fleet-region", "give --fleet-worker or --fleet-region, not both "
-                        "(MultiKueue sends a workload to the workers of one queue)")
-    _name("--priority", priority, "a priority class name (a DNS-1123 subdomain)", _SECRET, 253)
-    check_range("--max-restarts", max_restarts, 0)
-    parse_ttl(ttl)
-    parse_grace(termination_grace_period)
-    parse_exit_codes(restart_on_exit_codes)
-    parse_capabilities(add_capability)
-    parse_pull_secrets(image_pull_secret)
-    _quantity("--shm-size", shm_size, _QUANTITY, "quantity such as 16Gi")
-    _quantity("--cpu", cpu, _CPU, "CPU quantity such as 30 or 3500m")
-    _quantity("--memory", memory, _QUANTITY, "quantity such as 100Gi")
-    if env_file is not None:
-        parse_env_file(env_file)
-    parse_env(env)
-    parse_secret_env(secret_env)
-    if config_file is not None:
-        read_config_file(config_file)
-    if pathways or headless or elastic_slices:  # (check_flags passes anything else)
-        _check_pathways_flags(pathways=pathways, headless=headless,
-                              elastic_slices=elastic_slices, command=command,
-                              mounts=tuple(mount), cpu=cpu, memory=memory)
-    passthrough = {k: v for k, v in _needs_the_stack.items() if k.startswith("pathways_") and v}
-    if passthrough:  # --pathways-*-image, --pathways-*-arg, --pathways-colocated-python
-        _check_pathways_flags(pathways=pathways, passthrough=passthrough)
-    if parallel_containers is not None:
-        from submit.render import parallel_containers as parallel  # late: that option only
-
+    found = _Found()
+    with found.step():
+        check_workload_name(workload, "--workload", new=True)
+    with found.step():
         try:
-            parallel.check_alone(parallel_containers, pathways=pathways,
-                                 stack_traces=stack_traces, xla_dump=xla_dump,
-                                 local_checkpoint_dir=local_checkpoint_dir)
-        except parallel.ParallelContainersError as e:
-            raise SpecError(e.option, e.message) from None
-    if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
-        from submit.render.diagnostics import options as diagnostics  # late: these only
+            catalog.resolve(accelerator)
+        except catalog.UnknownAccelerator as e:
+            raise SpecError("--accelerator", str(e)) from None
+    with found.step():
+        check_range("--num-slices", num_slices, 1)
+    with found.step():
+        check_range("--num-nodes", num_nodes, 1)
+    with found.step():
+        problem = image_problem(image) if image is not None else None  # None: --script-dir
+        if problem:
+            raise SpecError("--image", problem)
+    with found.step():
+        if command is not None and not command.strip():
+            raise SpecError("--command", "is empty")
+    with found.step():
+        check_namespace(namespace)
+    with found.step():
+        _name("--queue", queue, "a LocalQueue name (a DNS-1123 subdomain)", _SECRET, 253)
+    with found.step():
+        _name("--fleet-worker", fleet_worker, "a worker name (a DNS-1123 label)", _DNS_1123,
+              63)
+    with found.step():
+        _name("--fleet-region", fleet_region, "a region name such as us-east5", _DNS_1123, 63)
+    with found.step():
+        if fleet_worker is not None and fleet_region is not None:
+            raise SpecError("--fleet-region", "give --fleet-worker or --fleet-region, not both "
+                            "(MultiKueue sends a workload to the workers of one queue)")
+    with found.step():
+        _name("--priority", priority, "a priority class name (a DNS-1123 subdomain)", _SECRET,
+              253)
+    with found.step():
+        check_range("--max-restarts", max_restarts, 0)
+    with found.step():
+        parse_ttl(ttl)
+    with found.step():
+        parse_grace(termination_grace_period)
+    with found.step():
+        parse_exit_codes(restart_on_exit_codes)
+    with found.step():
+        parse_capabilities(add_capability)
+    with found.step():
+        parse_pull_secrets(image_pull_secret)
+    with found.step():
+        _quantity("--shm-size", shm_size, _QUANTITY, "quantity such as 16Gi")
+    with found.step():
+        _quantity("--cpu", cpu, _CPU, "CPU quantity such as 30 or 3500m")
+    with found.step():
+        _quantity("--memory", memory, _QUANTITY, "quantity such as 100Gi")
+    with found.step():
+        if env_file is not None:
+            parse_env_file(env_file)
+    with found.step():
+        parse_env(env)
+    with found.step():
+        parse_secret_env(secret_env)
+    with found.step():
+        if config_file is not None:
+            read_config_file(config_file)
+    with found.step():
+        if pathways or headless or elastic_slices:  # (check_flags passes anything else)
+            _check_pathways_flags(pathways=pathways, headless=headless,
+                                  elastic_slices=elastic_slices, command=command,
+                                  mounts=tuple(mount), cpu=cpu, memory=memory)
+    passthrough = {k: v for k, v in _needs_the_stack.items() if k.startswith("pathways_") and v}
+    with found.step():
+        if passthrough:  # --pathways-*-image, --pathways-*-arg, --pathways-colocated-python
+            _check_pathways_flags(pathways=pathways, passthrough=passthrough)
+    with found.step():
+        if parallel_containers is not None:
+            from submit.render import parallel_containers as parallel  # late: that option only
 
-        user_env = (parse_env_file(env_file) if env_file else []) + parse_env(env) + \
-            parse_secret_env(secret_env)
-        diagnostics.check_alone(xla_dump=xla_dump, stack_traces=stack_traces,
-                                debug_logs=debug_logs, pathways=pathways, env=user_env,
-                                tensorboard=tensorboard)
+            try:
+                parallel.check_alone(parallel_containers, pathways=pathways,
+                                     stack_traces=stack_traces, xla_dump=xla_dump,
+                                     local_checkpoint_dir=local_checkpoint_dir)
+            except parallel.ParallelContainersError as e:
+                raise SpecError(e.option, e.message) from None
+    with found.step():
+        if stack_traces or xla_dump is not None or debug_logs or tensorboard is not None:
+            from submit.render.diagnostics import options as diagnostics  # late: these only
+
+            user_env = (parse_env_file(env_file) if env_file else []) + parse_env(env) + \
+                parse_secret_env(secret_env)
+            diagnostics.check_alone(xla_dump=xla_dump, stack_traces=stack_traces,
+                                    debug_logs=debug_logs, pathways=pathways, env=user_env,
+                                    tensorboard=tensorboard)
+    return found.refusals
+
+
+def check_options(**options: Any) -> None:
+    """The first of ``option_refusals`` raised (a SpecError naming the option)."""
+    refusals = option_refusals(**options)
+    if refusals:
+        raise refusals[0]
+
+
+class _Found:
+    """The refusals of independent checks, each said once."""
+
+    def __init__(self) -> None:
+        self.refusals: list[SpecError] = []
+
+    @contextmanager
+    def step(self) -> Iterator[None]:
+        try:
+            yield
+        except SpecError as e:
+            if all((r.option, r.message) != (e.option, e.message) for r in self.refusals):
+                self.refusals.append(e)
 
 
 def _check_pathways_flags(*, passthrough: dict[str, Any] | None = None, **flags: Any) -> None:
