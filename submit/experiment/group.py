@@ -45,7 +45,7 @@ from submit import api
 from submit.render import spec as sp
 from submit.experiment.expand import ExperimentError as GroupError
 from submit.experiment.expand import OPTIONS, _construct, _option, unknown
-from submit.render.jobset import EXCLUSIVE_TOPOLOGY, render
+from submit.render.jobset import EXCLUSIVE_TOPOLOGY
 
 __all__ = ["GroupError", "Group", "Role", "load", "render_group"]
 
@@ -211,11 +211,13 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
     """The group's objects: its config ConfigMap (if any), then one JobSet of one
     replicated job per role. Raises GroupError naming the role."""
     specs: list[tuple[Role, sp.WorkloadSpec]] = []
+    objects: list[list[dict[str, Any]]] = []
     for role in group.roles:
         try:
-            w = _workload(group, role)
-            w.check()
-            spec = w.spec(outputs)
+            verdict = _workload(group, role).verdict(outputs)  # the one check path
+            verdict.rendered()  # its first refusal, raised
+            assert verdict.spec is not None
+            spec = verdict.spec
         except sp.SpecError as e:
             raise GroupError(group.file, group.line_of(role, e.option),
                              f"roles.{role.name}: {e.option}: {e.message}") from None
@@ -228,6 +230,7 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
                              f"{spec.parallelism} pods it may have at most {budget} so that "
                              "every pod name stays within 63 characters")
         specs.append((role, spec))
+        objects.append(verdict.rendered())
     checkpointing = [r.name for r, s in specs if s.local_checkpoint is not None]
     if checkpointing and len(specs) > 1:
         # GKE's multi-tier checkpointing controller serves ranks only to a JobSet of exactly
@@ -252,8 +255,7 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
     extra: list[dict[str, Any]] = []
     jobs: list[dict[str, Any]] = []
     js: dict[str, Any] = {}
-    for role, spec in specs:
-        objs = render(spec)
+    for (role, spec), objs in zip(specs, objects):
         one = objs[-1]
         for obj in objs[:-1]:
             if obj not in extra:

@@ -42,10 +42,11 @@ class Verdict:
 
 
 def workload(outputs: StackOutputs, options: Mapping[str, Any],
-             node_version: str | None = None) -> Verdict:
+             node_version: str | None = None, rendered: bool = True) -> Verdict:
     """Check ``options`` (``build_spec``'s keyword arguments) against ``outputs`` and render
     them. ``node_version``: the GKE version the pool's nodes report, when the submitter read
-    it from the cluster (the version floors of --mount)."""
+    it from the cluster (the version floors of --mount). ``rendered=False``: the checked
+    spec only, for a caller that renames it first (an experiment's trials)."""
     alone = option_refusals(**options)
     if alone:
         return Verdict(refusals=tuple(alone))
@@ -53,4 +54,4 @@ def workload(outputs: StackOutputs, options: Mapping[str, Any],
         spec = build_spec(outputs, **options, node_version=node_version)
     except SpecError as e:
         return Verdict(refusals=(e,))
-    return Verdict(spec, tuple(render(spec)))
+    return Verdict(spec, tuple(render(spec)) if rendered else ())
