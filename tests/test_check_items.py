@@ -191,3 +191,39 @@ def test_a_good_verdict_holds_the_objects(mtc: StackOutputs) -> None:
                            image="python:3.12").verdict(mtc)
     assert verdict.ok and verdict.spec is not None
     assert [o["kind"] for o in verdict.rendered()] == ["JobSet"]
+
+
+def _duration_options() -> list[tuple[str, Any]]:
+    """Every option of every `submit` command whose metavar says it takes a time."""
+    from submit.cli.app import main as app
+
+    out = []
+
+    def walk(cmd: Any, path: str, ctx: Any) -> None:
+        import click
+
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None:
+                    walk(sub, f"{path} {name}", ctx)
+            return
+        for p in cmd.params:
+            if isinstance(p, click.Option) and not p.hidden and p.metavar in (
+                    "DURATION", "SECONDS", "HOURS", "MINUTES"):
+                out.append((f"{path} {p.opts[-1]}", p))
+
+    import click
+    walk(app, "submit", click.Context(app))
+    return out
+
+
+def test_every_duration_option_takes_the_one_grammar() -> None:
+    found = _duration_options()
+    assert len(found) >= 10, found
+    for where, p in found:
+        assert p.metavar == "DURATION", where
+        if p.type.name == "duration":
+            assert p.type.convert("2m", p, None) == 120.0, where
+        else:  # parsed by the render's own checks (--ttl, --termination-grace-period)
+            assert p.name in ("ttl", "termination_grace_period"), where
