@@ -3,8 +3,11 @@ that takes down the ones a crash left behind (submit/ephemeral, docs/ephemeral.m
 
 Everything a user can get wrong is checked before the stack is touched: the stack file,
 the overrides, the run name and the work (the options of `workload create`, a job-group
-file or an experiment file) fail with exit 2 and nothing created. The exit code of a run
-is decided by submit/ephemeral/plan.py (Exit) and printed with its meaning.
+file or an experiment file; checked against the outputs the run's stack will have,
+derived offline: submit/ephemeral/derive.py, submit/cli/run_work.py) and its cost bound
+fail with exit 2 and nothing created. Then the pulumi CLI is looked for, then the network
+is used (an image's registry). The exit code of a run is decided by
+submit/ephemeral/plan.py (Exit) and printed with its meaning.
 """
 
 from __future__ import annotations
@@ -151,7 +154,7 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
     from submit.ephemeral import check, derive
     from submit.ephemeral.runner import InUse, Runner
 
-    if expires_in <= 0:
+    if expires_in < 1:  # the expiry tag counts whole seconds
         raise click.BadParameter(f"{expires_in:g}s: the stack's expiry must be in the future "
                                  "(the reaper would take it down before `up` finished)",
                                  param_hint="'--expires-in'")
