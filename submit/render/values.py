@@ -51,10 +51,11 @@ DEFAULT_MAX_RESTARTS = 3
 NONE = "none"  # --priority none, --ttl none: no priority label, no TTL
 ANY = "any"  # --restart-on-exit-codes any: every failure restarts (up to --max-restarts)
 # The Linux capabilities, by the names a container's securityContext.capabilities.add takes:
-# capabilities(7) without the CAP_ prefix (Kubernetes' core/v1 Capability: "Capability
-# represent POSIX capabilities type", the runtime adds CAP_). CAP_CHOWN (0) to
-# CAP_CHECKPOINT_RESTORE (40, Linux 5.9) in include/uapi/linux/capability.h; CAP_LAST_CAP
-# is CAP_CHECKPOINT_RESTORE. A name outside it (--add-capability FOO) is refused, not rendered.
+# capabilities(7) without the CAP_ prefix (Kubernetes docs, "Container Capabilities": SYS_ADMIN
+# is CAP_SYS_ADMIN, ...). CAP_CHOWN (0) to CAP_CHECKPOINT_RESTORE (40, Linux 5.9) of
+# include/uapi/linux/capability.h (systemd's src/basic/missing_capability.h pins 37-40:
+# AUDIT_READ, PERFMON, BPF, CHECKPOINT_RESTORE). A name outside it (--add-capability FOO) is
+# refused, not rendered.
 LINUX_CAPABILITIES = (
     "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID",
     "SETUID", "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN",
