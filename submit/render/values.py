@@ -53,9 +53,9 @@ ANY = "any"  # --restart-on-exit-codes any: every failure restarts (up to --max-
 # The Linux capabilities, by the names a container's securityContext.capabilities.add takes:
 # capabilities(7) without the CAP_ prefix (Kubernetes docs, "Container Capabilities": SYS_ADMIN
 # is CAP_SYS_ADMIN, ...). CAP_CHOWN (0) to CAP_CHECKPOINT_RESTORE (40, Linux 5.9) of
-# include/uapi/linux/capability.h (systemd's src/basic/missing_capability.h pins 37-40:
-# AUDIT_READ, PERFMON, BPF, CHECKPOINT_RESTORE). A name outside it (--add-capability FOO) is
-# refused, not rendered.
+# include/uapi/linux/capability.h (the last four: AUDIT_READ 37, PERFMON 38 and BPF 39 since
+# Linux 5.8, CHECKPOINT_RESTORE 40). A name outside it (--add-capability FOO) is refused, not
+# rendered.
 LINUX_CAPABILITIES = (
     "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID",
     "SETUID", "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN",
