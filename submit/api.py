@@ -19,53 +19,34 @@ Kubernetes client (tests/test_layers.py): the client is imported on the first ca
 talks to the cluster, and `pulumi` runs only when a Session reads a stack's outputs.
 
 Errors: a bad value is a ``BadInput`` (``.option`` names the option, as the CLI does,
-``.message`` says what is allowed); a problem reading the outputs is a ``stack_outputs``
-``OutputsError``; anything the cluster answers is a ``ClusterError``. No message ever
+``.message`` says what is allowed), a bad ``stack``, ``outputs_file`` or ``project_dir``
+included; outputs that cannot be read are a ``stack_outputs`` ``OutputsError``; anything
+the cluster answers is a ``ClusterError``. No message ever
 holds an env value, a secret or the kubeconfig.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from infra.contract.outputs import StackOutputs
 from infra.record import field_names, record, replace
+from submit.api_apply import (
+    AFTER as AFTER, DONE_STATES, HELD_QUEUE as HELD_QUEUE, OWNED_KINDS as OWNED_KINDS,
+    QUEUE_LABEL as QUEUE_LABEL, ClusterError as ClusterError, Submitted as Submitted, _call,
+    hold as hold, submit as submit)
+from submit.render import check as _check
+from submit.render import option_checks
 from submit.render import spec as sp
 from submit.render.build import build_spec
-from submit.render.jobset import render as _render
 from submit.render.spec import SpecError as BadInput
 from submit.render.spec import WorkloadSpec
-from submit.cluster.stack_outputs import read
+from submit.cluster.stack_outputs import OptionError, read
 
 __all__ = ["BadInput", "ClusterError", "Workload", "Session", "Submitted", "Status",
            "load_outputs", "connect", "submit", "status", "wait", "hold", "release",
            "OWNED_KINDS", "QUEUE_LABEL", "AFTER", "HELD_QUEUE"]
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-# A held workload (--after, or an experiment's trial beyond its --max-running): the JobSet
-# is created suspended and WITHOUT the queue-name label, its queue kept in HELD_QUEUE.
-# Kueue manages only jobs that carry the label (manageJobsWithoutQueueName is false, the
-# default, in the Configuration infra/specs/addons.py renders; "jobs without the
-# kueue.x-k8s.io/queue-name label are ignored", Red Hat build of Kueue docs, "Configuring
-# label policies for jobs"), so Kueue neither admits nor unsuspends it; `release` adds the
-# label while the JobSet is still suspended (Kueue's jobframework.ValidateJobOnUpdate
-# checks the queue name's immutability only for a job that is not suspended; review of
-# kubernetes-sigs/kueue PR #13293) and Kueue queues it as any other workload. Not tried on
-# a live cluster here.
-AFTER = "accelstack.dev/after"
-HELD_QUEUE = "accelstack.dev/held-queue"
-OWNED_KINDS = ("ConfigMap", "ComputeDomain")  # applied before the JobSet, then owned by it
-DONE_STATES = ("Completed", "Failed")
-
-
-class ClusterError(Exception):
-    """What the cluster answered (or did not); the message says what to do."""
-
-    def __init__(self, message: str) -> None:
-        self.message = message
-        super().__init__(message)
 
 
 @record
@@ -87,7 +68,7 @@ class Workload:
     max_restarts: int = sp.DEFAULT_MAX_RESTARTS
     restart_on_exit_codes: str | None = None
     ttl: str | int | None = None
-    termination_grace_period: int | None = None
+    termination_grace_period: str | int | None = None  # seconds, or 90s, 2m (a duration)
     config_file: str | None = None
     shm_size: str | None = None
     cpu: str | None = None
@@ -131,7 +112,7 @@ class Workload:
 
     def check(self) -> None:
         """Every check that needs no stack (raises BadInput)."""
-        sp.check_options(**self.options())
+        option_checks.check_options(**self.options())
 
     def spec(self, outputs: StackOutputs, node_version: str | None = None) -> WorkloadSpec:
         """The checked, frozen spec for this stack (raises BadInput). ``node_version``: the
@@ -143,15 +124,16 @@ class Workload:
     def render(self, outputs: StackOutputs,
                node_version: str | None = None) -> list[dict[str, Any]]:
         """The objects to apply, in order (ConfigMap, ComputeDomain, then the JobSet)."""
-        return _render(self.spec(outputs, node_version))
+        return self.verdict(outputs, node_version).rendered()
 
-
-@record
-class Submitted:
-    name: str
-    namespace: str
-    queue: str | None
-    held: bool = False  # created suspended, waiting for `release`
+    def verdict(self, outputs: StackOutputs, node_version: str | None = None
+                ) -> _check.Verdict:
+        """The one check path (submit/render/check.py): the rendered objects, or the
+        refusal, as for every command that sends a workload."""
+        if self.image is None and not (self.pathways and self.headless):
+            return _check.Verdict(refusals=(BadInput(
+                "--image", "is required (the Python API does not build images)"),))
+        return _check.workload(outputs, self.options(), node_version)
 
 
 @record
@@ -170,8 +152,14 @@ class Status:
 
 def load_outputs(stack: str | None = None, outputs_file: str | None = None,
                  project_dir: str = ".") -> StackOutputs:
-    """The stack's outputs contract, from `pulumi stack output` or a JSON file."""
-    return read(stack, outputs_file, project_dir)
+    """The stack's outputs contract, from `pulumi stack output` or a JSON file. A bad
+    ``stack``, ``outputs_file`` or ``project_dir`` is a BadInput naming the option, as every
+    bad value given to this module is; what the outputs themselves hold that is wrong is
+    an ``OutputsError`` (submit/cluster/stack_outputs.py)."""
+    try:
+        return read(stack, outputs_file, project_dir)
+    except OptionError as e:
+        raise BadInput(e.option or "--stack", str(e)) from None
 
 
 def connect(outputs: StackOutputs) -> Any:
@@ -183,134 +171,6 @@ def _cluster_class() -> Any:
     from submit.cluster.kube import Cluster
 
     return Cluster
-
-
-def _call(fn: Callable[[], Any]) -> Any:
-    from submit.cluster.kube import KubeError
-
-    try:
-        return fn()
-    except KubeError as e:
-        raise ClusterError(str(e)) from None
-
-
-def _env_values(node: Any, under_env: bool = False) -> list[str]:
-    """The env values in rendered objects (user data that may be secret)."""
-    if isinstance(node, dict):
-        if under_env and isinstance(node.get("value"), str) and len(node["value"]) >= 4:
-            return [node["value"]]
-        return [v for k, child in node.items() for v in _env_values(child, k == "env")]
-    if isinstance(node, list):
-        return [v for child in node for v in _env_values(child, under_env)]
-    return []
-
-
-def _jobset(objs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return next(o for o in objs if o["kind"] == "JobSet")
-
-
-def hold(objs: list[dict[str, Any]], after: str | None = None) -> list[dict[str, Any]]:
-    """The objects with the JobSet held: suspended, out of Kueue until ``release``.
-
-    Kueue v0.19.2 has no workload dependencies (kubernetes-sigs/kueue issue #11024 and its
-    KEP, PR #11064, are still open), so accelstack holds the JobSet itself (see AFTER)."""
-    out: list[dict[str, Any]] = json.loads(json.dumps(objs))
-    js = _jobset(out)
-    labels = js["metadata"].setdefault("labels", {})
-    annotations = js["metadata"].setdefault("annotations", {})
-    annotations[HELD_QUEUE] = labels.pop(QUEUE_LABEL)
-    if after:
-        annotations[AFTER] = after
-    js["spec"]["suspend"] = True
-    return out
-
-
-def submit(cluster: Any, objs: list[dict[str, Any]], replace: bool = False,
-           waiting: Callable[[float], None] = time.sleep) -> Submitted:
-    """Apply rendered objects; refuse to overwrite a live workload unless ``replace``
-    (``waiting`` sleeps while the old one is deleted: a CLI shows progress there).
-
-    Nothing is half-applied: a JobSet the cluster refuses leaves no ConfigMap or
-    ComputeDomain behind. No message quotes an env value."""
-    values = sorted(_env_values(objs), key=len, reverse=True)
-    try:
-        return _submit(cluster, objs, replace, waiting)
-    except ClusterError as e:
-        message = e.message
-        for value in values:
-            message = message.replace(value, "[redacted]")
-        if message == e.message:
-            raise
-        raise ClusterError(message) from None
-
-
-def _submit(cluster: Any, objs: list[dict[str, Any]], replace: bool,
-            waiting: Callable[[float], None]) -> Submitted:
-    js = _jobset(objs)
-    ns, name = js["metadata"]["namespace"], js["metadata"]["name"]
-    existing = _call(lambda: cluster.get_jobset(ns, name))
-    if existing is not None:
-        if not replace:
-            raise ClusterError(
-                f"workload {name} already exists in namespace {ns}; delete it with `submit "
-                f"workload delete {name}`, or pass --replace to delete and recreate it")
-        _call(lambda: cluster.delete_jobset(ns, name))
-        for _ in range(120):  # foreground deletion: wait until it is gone
-            if _call(lambda: cluster.get_jobset(ns, name)) is None:
-                break
-            waiting(1)
-        for cm in (o for o in objs if o["kind"] == "ConfigMap"):
-            # Its owner is gone; do not apply onto an object being garbage-collected.
-            cm_name = cm["metadata"]["name"]
-            _call(lambda: cluster.delete_config_map(ns, cm_name))
-        for cd in (o for o in objs if o["kind"] == "ComputeDomain"):
-            # A ComputeDomain's spec is immutable; the new workload gets a new one.
-            cd_name = cd["metadata"]["name"]
-            _call(lambda: cluster.delete_compute_domain(ns, cd_name))
-    applied_owned: list[tuple[str, str]] = []
-    created: str | None = None  # the JobSet, once the cluster took it
-    for obj in objs:
-        try:
-            applied = _call(lambda obj=obj: cluster.apply(obj))  # type: ignore[misc]
-            if obj["kind"] in OWNED_KINDS:
-                applied_owned.append((obj["kind"], obj["metadata"]["name"]))
-            if obj["kind"] == "JobSet":
-                created = name
-                uid = (applied.get("metadata") or {}).get("uid")
-                for cm in (o for o in objs if o["kind"] in OWNED_KINDS):
-                    # The ConfigMap (and an A4X ComputeDomain) go when the JobSet goes.
-                    owned = json.loads(json.dumps(cm))
-                    owned["metadata"]["ownerReferences"] = [{
-                        "apiVersion": obj["apiVersion"], "kind": "JobSet", "name": name,
-                        "uid": uid, "blockOwnerDeletion": False}]
-                    _call(lambda owned=owned: cluster.apply(owned))  # type: ignore[misc]
-        except ClusterError:
-            # Nothing half-applied: a refused JobSet, or one whose ConfigMap could not be
-            # given its owner, takes back what this call made.
-            _take_back(cluster, ns, applied_owned, created)
-            raise
-    labels = js["metadata"].get("labels") or {}
-    annotations = js["metadata"].get("annotations") or {}
-    held = HELD_QUEUE in annotations
-    return Submitted(name, ns, annotations[HELD_QUEUE] if held else labels.get(QUEUE_LABEL),
-                     held)
-
-
-def _take_back(cluster: Any, ns: str, owned: list[tuple[str, str]], jobset: str | None
-               ) -> None:
-    """Delete what a failed submit applied (the JobSet, when it was created), quietly: the
-    error that stopped the submit is the one to report."""
-    deletes: list[Callable[[], Any]] = []
-    if jobset is not None:
-        deletes.append(lambda: cluster.delete_jobset(ns, jobset))
-    for kind, name in owned:
-        delete = cluster.delete_config_map if kind == "ConfigMap" else cluster.delete_compute_domain
-        deletes.append(lambda d=delete, n=name: d(ns, n))  # type: ignore[misc]
-    for fn in deletes:
-        try:
-            _call(fn)
-        except ClusterError:
-            pass
 
 
 def status_of(js: dict[str, Any], kueue: list[dict[str, Any]]) -> Status:

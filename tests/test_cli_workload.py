@@ -1395,7 +1395,7 @@ def test_ttl_takes_durations(outputs: Path, ttl: str, seconds: int) -> None:
 
 @pytest.mark.parametrize("cap, message", [
     ("SYS_ADMIN", "'SYS_ADMIN' is not allowed: it gives the container the node"),
-    ("net admin", "'net admin' is not a capability name such as IPC_LOCK or SETUID"),
+    ("net admin", "'net admin' is not a Linux capability; did you mean NET_ADMIN?"),
 ])
 def test_add_capability_refused(outputs: Path, server: FakeApiServer, cap: str,
                                 message: str) -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import Any
+
 import pytest
-import yaml
 
 from conftest import ROOT
 from ephemeral_env import finish, installed, project, run_argv, run_cli
@@ -47,25 +48,54 @@ def priced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(prices, "shipped", lambda: _table(0.5))
 
 
-def test_the_estimate_by_hand() -> None:
-    raw = yaml.safe_load((ROOT / "stacks" / "Pulumi.v5e-spot.yaml").read_text())["config"]
-    cost = run_cost.estimate(raw, 6, "its TTL", _table(0.5))
+def _figures(stack: str, tbl: prices.Table) -> Any:
+    """The preview's figures for a shipped stack (infra/preview/costs.py), as
+    `accelstack-preview` prints them: the one figure `submit run` prices a run by."""
+    from infra.preview import costs, harness
+
+    path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+    return costs.figures(path, harness.evaluate_file(path), tbl)
+
+
+def test_the_bound_by_hand() -> None:
+    cost = run_cost.for_run(_figures("v5e-spot", _table(0.5)), 24 * 3600, 6 * 3600)
     assert cost.per_hour == pytest.approx(PER_HOUR)
     assert cost.bound == pytest.approx(6 * PER_HOUR)
-    assert cost.lines() == [f"cost: ${PER_HOUR:,.2f}/hour; at most ${6 * PER_HOUR:,.2f} in "
-                            "6 h (its TTL)"]
+    assert cost.lines() == [
+        f"cost: ${PER_HOUR:,.2f}/hour; at most ${6 * PER_HOUR:,.2f} in 6 h (its expiry, "
+        "--expires-in 6h)",
+        "cost: the stack's expiry, --expires-in 6h, comes before --timeout 24h: `submit "
+        "reap` takes the stack down then, even while the work runs"]
     assert cost.refusal(200) is None
     assert cost.refusal(100) == (
-        f"100: the run may cost up to ${6 * PER_HOUR:,.2f} (${PER_HOUR:,.2f}/hour for 6 h, "
-        "its TTL), more than $100.00; lower --max-hours or --expires-in, or use smaller or "
-        "fewer slices")
+        f"--max-cost 100: the run may cost up to ${6 * PER_HOUR:,.2f} (${PER_HOUR:,.2f}/hour "
+        "for 6 h, its expiry, --expires-in 6h), more than $100.00; lower --timeout or "
+        "--expires-in, or use smaller or fewer slices")
     assert cost.spent(5400) == (f"cost: about ${1.5 * PER_HOUR:,.2f} for 1h30m from `up` to "
                                 f"the end of the teardown (${PER_HOUR:,.2f}/hour)")
 
 
+def test_the_bound_is_the_shorter_of_timeout_and_expiry() -> None:
+    fig = _figures("v5e-spot", _table(0.5))
+    short = run_cost.for_run(fig, 2 * 3600, 6 * 3600)
+    assert short.bound == pytest.approx(2 * PER_HOUR)
+    assert short.lines()[0].endswith("in 2 h (--timeout 2h)")
+    assert short.lines()[1] == ("cost: --timeout 2h ends the run (then the teardown) before "
+                                "its expiry, --expires-in 6h")
+    same = run_cost.for_run(fig, 3600, 3600)
+    assert same.bound == pytest.approx(PER_HOUR) and len(same.lines()) == 1
+
+
+def test_a_zero_bound_for_a_stack_that_costs_money_is_refused() -> None:
+    cost = run_cost.for_run(_figures("v5e-spot", _table(0.5)), 24 * 3600, 1)
+    assert cost.refusal(None) == (
+        f"the run's limit, its expiry, --expires-in 1s, prices a stack of "
+        f"${PER_HOUR:,.2f}/hour at $0.00: give a --timeout or --expires-in long enough to "
+        "bring the stack up and run the work")
+
+
 def test_an_unpriced_part_leaves_the_run_unbounded_never_free() -> None:
-    raw = yaml.safe_load((ROOT / "stacks" / "Pulumi.v5e-spot.yaml").read_text())["config"]
-    cost = run_cost.estimate(raw, 2, "--max-hours", _table(None))
+    cost = run_cost.for_run(_figures("v5e-spot", _table(None)), 2 * 3600, 6 * 3600)
     assert cost.bound is None
     assert cost.lines()[0].startswith("cost: at least $0.91/hour + unknown (1 part unpriced: "
                                       "pool v5litepod-16); at least $1.82 + unknown: no bound")
@@ -73,23 +103,45 @@ def test_an_unpriced_part_leaves_the_run_unbounded_never_free() -> None:
     assert "the run's cost cannot be bounded" in str(cost.refusal(10_000))
 
 
-def test_a_pools_run_prices_its_own_slices_only() -> None:
-    raw = yaml.safe_load((ROOT / "stacks" / "Pulumi.v5e-extra.yaml").read_text())["config"]
-    every_region = prices.parse({"asOf": "2026-11-01", "prices": [
-        {"item": "tpu/v5e", "unit": "chip-hour", "region": "*", "mode": "spot", "usd": 0.5,
-         "source": SRC, "date": "2026-11-01"}]}, "test")
-    cost = run_cost.estimate(raw, 1, "--max-hours", every_region)
-    assert [line.part for line in cost.figures.lines] == ["pool extra"]
-    assert cost.per_hour == pytest.approx(32 * 0.5)
+def test_a_pools_run_prices_its_own_slices_as_the_preview_does() -> None:
+    # One figure everywhere: v5e-extra's pools are priced in its host's region, as the
+    # preview prices them (accelstack-preview v5e-extra: $15.36/hour with the shipped
+    # table); `submit run` used to call them unknown.
+    fig = _figures("v5e-extra", prices.shipped())
+    assert [line.part for line in fig.lines] == ["pool extra"]
+    assert fig.unknown == () or not fig.unknown
+    assert fig.total_text() == "$15.36/hour"
+
+
+def test_a_pools_run_dry_run_prints_the_preview_s_figure(tmp_path: Path) -> None:
+    import shutil
+
+    from click.testing import CliRunner
+
+    from submit.cli.app import main
+
+    proj = project(tmp_path)
+    shutil.copy(ROOT / "stacks" / "Pulumi.v5e-extra.yaml", proj / "stacks")
+    result = CliRunner().invoke(main, [
+        "run", "v5e-extra", "--project-dir", str(proj), "--name", "burst", "--dry-run",
+        "--workload", "burst", "--accelerator", "v5litepod-16", "--image", "python:3.12"])
+    assert result.exit_code == 0, result.output
+    figure = _figures("v5e-extra", prices.shipped()).total_text()
+    assert figure == "$15.36/hour"
+    assert f"cost: {figure}; at most $92.16 in 6 h (its expiry, --expires-in 6h)" in \
+        result.stdout.splitlines()
 
 
 def test_max_cost_refuses_before_anything_is_made(fake: FakeAutoPulumi, tmp_path: Path,
                                                    priced: None) -> None:
     proj = project(tmp_path)
-    code, err = run_cli(*run_argv(proj, "--max-hours", "10", "--max-cost", "100"))
+    code, err = run_cli(*run_argv(proj, "--timeout", "10h", "--expires-in", "12h",
+                                  "--max-cost", "100"))
     assert code == 2, err
-    assert (f"Invalid value for '--max-cost': 100: the run may cost up to "
-            f"${10 * PER_HOUR:,.2f} (${PER_HOUR:,.2f}/hour for 10 h, --max-hours)") in err
+    # One line, not Click's usage block.
+    assert err == (f"Error: --max-cost 100: the run may cost up to ${10 * PER_HOUR:,.2f} "
+                   f"(${PER_HOUR:,.2f}/hour for 10 h, --timeout 10h), more than $100.00; "
+                   "lower --timeout or --expires-in, or use smaller or fewer slices\n")
     assert fake.calls == []
 
 
@@ -110,7 +162,7 @@ def test_a_run_prints_its_bound_first_and_its_cost_last(
     lines = err.splitlines()
     bound = next(i for i, ln in enumerate(lines) if "cost: $" in ln)
     assert lines[bound].endswith(f"run train: cost: ${PER_HOUR:,.2f}/hour; at most "
-                                 f"${2 * PER_HOUR:,.2f} in 2 h (its TTL, --expires-in 2h)")
+                                 f"${2 * PER_HOUR:,.2f} in 2 h (its expiry, --expires-in 2h)")
     assert bound < next(i for i, ln in enumerate(lines) if "created" in ln)
     assert lines[-2].startswith("run train: cost: about $")
     assert lines[-2].endswith(f"from `up` to the end of the teardown (${PER_HOUR:,.2f}/hour)")

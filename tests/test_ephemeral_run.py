@@ -153,7 +153,8 @@ def test_keep_leaves_it_up_and_prints_the_command(
 
 
 def test_timeout_exits_4_and_tears_down(fake: FakeAutoPulumi, proj: Path) -> None:
-    code, err = run_cli(*run_argv(proj, "--timeout", "1s"))
+    # 3 s: the shortest whole-second limit whose bound is not $0.00 (a $0 bound is refused).
+    code, err = run_cli(*run_argv(proj, "--timeout", "3s"))
     assert code == 4, err
     assert fake.cloud == [] and fake.stacks == []
 
@@ -313,11 +314,13 @@ def test_an_image_tag_is_resolved_before_anything_is_made(fake: FakeAutoPulumi,
                                                           proj: Path) -> None:
     # Every worker runs the same bytes: the tag becomes a digest before `up`, and a registry
     # that cannot answer stops the run while it has made nothing (nothing listens on :1).
+    # The pulumi CLI is looked for (its version read) first: offline checks, the CLI, then
+    # the network.
     argv = run_argv(proj) + ["--image", "127.0.0.1:1/trainer:v1", "--resolve-image"]
     code, err = run_cli(*argv)
     assert code == 1, err
     assert "cannot resolve --image 127.0.0.1:1/trainer:v1 to a digest" in err, err
-    assert fake.calls == []
+    assert [c["argv"] for c in fake.calls] == [["version"]]
 
 
 def _someone_elses(fake: FakeAutoPulumi, tags: dict[str, str], resources: bool) -> list[str]:

@@ -34,7 +34,8 @@ def test_importing_the_render_core_compiles_nothing() -> None:
     probe = ("import sys, re; compiled = []; real = re._compile\n"
              "def spy(p, f):\n    compiled.append(p); return real(p, f)\n"
              "import click, yaml, json\nre._compile = spy\n"
-             "import submit.render.spec, infra.catalog.tables, infra.catalog.pod_resources\n"
+             "import submit.render.spec, submit.render.option_checks, infra.catalog.tables\n"
+             "import infra.catalog.pod_resources\n"
              "import submit.cluster.stack_outputs, submit.render.mounts\n"
              "print(len([p for p in compiled if isinstance(p, str)]))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,

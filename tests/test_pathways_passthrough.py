@@ -17,7 +17,8 @@ from infra.preview import harness
 from infra.record import replace
 from submit.render.build import build_spec
 from submit.render.jobset import render
-from submit.render.spec import SpecError, check_options
+from submit.render.option_checks import check_options
+from submit.render.spec import SpecError
 
 IMAGE = "us-docker.pkg.dev/my-ml-project/training/maxtext:2026.11.1"
 SIDECAR = "us-docker.pkg.dev/my-ml-project/training/sidecar:2026.11.1"

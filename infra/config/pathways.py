@@ -20,7 +20,7 @@ from infra.catalog import tables as catalog
 from infra.config.fields import MAX_NODES_PER_POOL_ZONE, check_gke_name
 from infra.config.slices import Capacity, SlicePool
 from infra.config.errors import show
-from infra.contract.images import image_problem
+from infra.contract.images import image_problem, pin_problem
 from infra.config.reader import Reader
 from infra.record import record, replace
 
@@ -52,7 +52,6 @@ MIN_HEAD_MEMORY_GB = 233 * 1024**3 / 1e9  # xpk's 233 GiB, in Compute Engine's G
 _GCS_PATH = re.compile(r"^gs://[a-z0-9][-_.a-z0-9]{1,220}[a-z0-9](/[^\s]*)?\Z")
 # store:NAME[/PREFIX]: a Cloud Storage store of the stack's storage section (resolve_scratch).
 _STORE_PATH = re.compile(r"^store:(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)(?P<prefix>/[^\s]*)?\Z")
-_IMAGE_TAG = re.compile(r":[\w][\w.-]{0,127}\Z")
 
 
 @record
@@ -130,11 +129,8 @@ def _image(r: Reader, raw: Any, key: str, default: str) -> str:
     problem = image_problem(image)
     if problem:
         r.fail(path, problem)
-    elif "@" not in image and not _IMAGE_TAG.search(image.rsplit("/", 1)[-1]):
-        r.fail(path, f"{show(image)} has no tag; pin a tag such as {IMAGE_TAG} or a digest")
-    elif image.endswith(":latest"):
-        r.fail(path, f"{show(image)} uses :latest; pin a release tag such as {IMAGE_TAG} "
-               "(the proxy's JAX version must match the client's)")
+    elif pin_problem(image, IMAGE_TAG):  # the same rule as a run's own images
+        r.fail(path, f"{show(image)} {pin_problem(image, IMAGE_TAG)}")
     return image
 
 

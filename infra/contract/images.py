@@ -31,3 +31,19 @@ def image_tag(ref: str) -> str | None:
 def image_has_digest(ref: str) -> bool:
     m = _IMAGE.match(ref)
     return bool(m and m.group("digest"))
+
+
+def pin_problem(ref: str, example: str) -> str | None:
+    """Why the Pathways image ``ref`` (a valid reference) is not pinned, said after the
+    image: no tag and no digest, or the ``latest`` tag, which moves; None when pinned. One
+    rule for the stack's images (infra/config/pathways.py) and a run's own
+    (--pathways-*-image): the proxy's JAX version must match the client's."""
+    if image_has_digest(ref):
+        return None
+    tag = image_tag(ref)
+    if tag is None:
+        return f"has no tag; pin a tag such as {example} or a digest"
+    if tag == "latest":
+        return (f"uses :latest; pin a release tag such as {example} (the proxy's JAX "
+                "version must match the client's)")
+    return None

@@ -1,33 +1,28 @@
-"""What a `submit run` costs: the figures of the stack it brings up, per hour and bounded
-by its time limit, before anything is made; and what it cost for the time it held the
-capacity, after. Pure: the run's stack config (namespaced keys, as the run's plan holds
-them) in, lines of text and numbers out; `submit run` prints them and refuses a run whose
-bound is over ``--max-cost``.
+"""What a `submit run` costs: the figures of the stack it brings up (priced by the preview's
+own code, infra/preview/costs.py, from the stack evaluated offline: one figure everywhere),
+per hour and bounded by the run's real time limit, before anything is made; and what it
+cost for the time it held the capacity, after. Pure: figures and limits in, lines of text
+and numbers out; `submit run` prints them and refuses a run whose bound is over
+``--max-cost``, or $0 for a stack that costs money.
 
-A run on a pools stack (``accelstack:onCluster``) is priced from its own slices only: the
-host's region is not known before the host's outputs are read, so only prices the table
-gives for every region apply (docs/cost.md).
+The run's real limit is the first of the two things that end it: ``--timeout`` (the run
+stops waiting and takes the stack down) and ``--expires-in`` (the stack's expiry, after
+which `submit reap` takes it down, whatever the run does). The time `up` and the teardown
+take comes on top of ``--timeout`` (docs/cost.md).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
-from infra.config.errors import ConfigError
-from infra.config.reader import Reader
-from infra.config.slices import parse_slices
-from infra.config.stack import parse
-from infra.cost import price, table as prices
+from infra.cost import price
 from infra.record import record
-
-NAMESPACE = "accelstack"
 
 
 @record
 class RunCost:
     figures: price.Figures
     hours: float  # the time limit the bound is for
-    limit: str  # what set it: "--max-hours" or "its TTL (--expires-in)"
+    limit: str  # what sets it: "--timeout 2h" or "its expiry, --expires-in 6h"
+    note: str = ""  # which option ends the run, when the two differ
 
     @property
     def per_hour(self) -> float:
@@ -41,8 +36,10 @@ class RunCost:
     def lines(self) -> list[str]:
         bound = (f"at most {price.usd(self.bound)}" if self.bound is not None else
                  f"{self._amount(self.hours)}: no bound")
-        out = [f"cost: {self.figures.total_text()}; {bound} in {self.hours:g} h "
+        out = [f"cost: {self.figures.total_text()}; {bound} in {_hours(self.hours)} "
                f"({self.limit})"]
+        if self.note:
+            out.append(f"cost: {self.note}")
         for c in self.figures.classes:
             out.append(f"cost: slice class {c.name} adds up to "
                        f"{price.usd(c.full_high)}/hour while its slices are up "
@@ -50,17 +47,23 @@ class RunCost:
         return out
 
     def refusal(self, max_cost: float | None) -> str | None:
-        """Why a run with ``--max-cost`` may not start, or None."""
+        """Why the run may not start (one line), or None: a bound of $0 for a stack that
+        costs money (a limit too short to do anything in), or a bound over ``max_cost``
+        (or none, with ``max_cost``)."""
+        if self.per_hour > 0 and self.bound is not None and round(self.bound, 2) == 0:
+            return (f"the run's limit, {self.limit}, prices a stack of "
+                    f"{price.usd(self.per_hour)}/hour at $0.00: give a --timeout or "
+                    "--expires-in long enough to bring the stack up and run the work")
         if max_cost is None:
             return None
         if self.bound is None:
-            return (f"{max_cost:g}: the run's cost cannot be bounded: "
+            return (f"--max-cost {max_cost:g}: the run's cost cannot be bounded: "
                     f"{self.figures.total_text()} (docs/cost.md)")
         if self.bound > max_cost:
-            return (f"{max_cost:g}: the run may cost up to {price.usd(self.bound)} "
-                    f"({price.usd(self.per_hour)}/hour for {self.hours:g} h, {self.limit}), "
-                    f"more than {price.usd(max_cost)}; lower --max-hours or --expires-in, "
-                    "or use smaller or fewer slices")
+            return (f"--max-cost {max_cost:g}: the run may cost up to "
+                    f"{price.usd(self.bound)} ({price.usd(self.per_hour)}/hour for "
+                    f"{_hours(self.hours)}, {self.limit}), more than {price.usd(max_cost)}; "
+                    "lower --timeout or --expires-in, or use smaller or fewer slices")
         return None
 
     def spent(self, held_seconds: float) -> str:
@@ -81,23 +84,28 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
 
 
-def estimate(config: Mapping[str, Any], hours: float, limit: str,
-             tbl: prices.Table | None = None) -> RunCost:
-    """The run's cost from its stack config (``accelstack:KEY`` -> value)."""
-    tbl = tbl or prices.shipped()
-    raw = {k.partition(":")[2]: v for k, v in config.items()
-           if k.partition(":")[0] == NAMESPACE}
-    if "onCluster" in raw:
-        # parse_slices reports problems to the reader; the run's own checks report them.
-        pools, unparsed = parse_slices(Reader(), list(raw.get("slices") or []), (), None)
-        lines = [price.pool_line(tbl, p, None, f"pool {p.name}") for p in pools]
-        lines += [price.Line(f"pool {name}", "?", "?", None, "unknown: it does not parse")
-                  for name in sorted(unparsed)]
-        fig = price.Figures("pools", tbl.as_of.isoformat(), tuple(lines))
-    else:
-        try:
-            fig = price.price_stack(parse(raw), tbl)
-        except ConfigError:
-            fig = price.Figures("cluster", tbl.as_of.isoformat(), (price.Line(
-                "stack", "?", "?", None, "unknown: its config does not parse"),))
-    return RunCost(fig, hours, limit)
+def _hours(hours: float) -> str:
+    return f"{hours:g} h"
+
+
+def _span(seconds: float) -> str:
+    """A duration as typed: 90s, 30m, 6h, 1h30m."""
+    whole = int(seconds)
+    if whole != seconds or whole < 60:
+        return f"{seconds:g}s"
+    h, rest = divmod(whole, 3600)
+    m, s = divmod(rest, 60)
+    return "".join(f"{v}{u}" for v, u in ((h, "h"), (m, "m"), (s, "s")) if v)
+
+
+def for_run(figures: price.Figures, timeout: float, expires_in: float) -> RunCost:
+    """The run's cost, bounded by its real limit: the shorter of ``timeout`` and
+    ``expires_in`` (seconds), saying which one ends the run when they differ."""
+    t, e = f"--timeout {_span(timeout)}", f"--expires-in {_span(expires_in)}"
+    if timeout < expires_in:
+        return RunCost(figures, timeout / 3600, t,
+                       f"{t} ends the run (then the teardown) before its expiry, {e}")
+    note = ("" if timeout == expires_in else
+            f"the stack's expiry, {e}, comes before {t}: `submit reap` takes the stack "
+            "down then, even while the work runs")
+    return RunCost(figures, expires_in / 3600, f"its expiry, {e}", note)

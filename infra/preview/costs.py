@@ -13,8 +13,10 @@ from infra.cost import price, table as prices
 from infra.preview import harness
 
 
-def figures(path: Path, ev: harness.Evaluation, tbl: prices.Table | None = None) -> price.Figures:
-    """What the evaluated stack costs per hour while it stands."""
+def figures(path: Path, ev: harness.Evaluation, tbl: prices.Table | None = None,
+            host: dict[str, Any] | None = None) -> price.Figures:
+    """What the evaluated stack costs per hour while it stands. ``host``: a pools stack's
+    host outputs when the caller has them already (`submit run` evaluated them)."""
     tbl = tbl or prices.shipped()
     cfg = ev.config
     if isinstance(cfg, FleetConfig):
@@ -23,7 +25,8 @@ def figures(path: Path, ev: harness.Evaluation, tbl: prices.Table | None = None)
         from infra.specs import pools as pools_spec
 
         # The pools are parsed against their host (its region and zones), as the program does.
-        host = harness.referenced_outputs(path.parent, cfg.host_stack) or {}
+        if host is None:
+            host = harness.referenced_outputs(path.parent, cfg.host_stack) or {}
         plan = pools_spec.plan(cfg, host.get("accelstack"))
         return price.price_stack(plan.cfg, tbl, pools_only=True)
     return price.price_stack(cfg, tbl)

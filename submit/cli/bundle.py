@@ -47,24 +47,14 @@ def script_image(outputs: StackOutputs, *, script_dir: str | None, base_image: s
                  pool: str | None, push: bool = True) -> str:
     """The image a command runs: ``image`` as given, or the script directory bundled onto
     ``base_image`` and pushed (by digest). Raises Click exceptions."""
+    check_script_options(outputs, script_dir=script_dir, base_image=base_image, image=image,
+                         image_repository=image_repository)
     if script_dir is None:
-        if base_image is not None:
-            raise click.BadParameter("needs --script-dir (the directory to add to it)",
-                                     param_hint="'--base-image'")
-        if image is None:
-            raise click.UsageError("pass --image, or --script-dir with --base-image")
+        assert image is not None  # checked above
         return image
-    if image is not None:
-        raise click.BadParameter("cannot be used with --script-dir (the image is built from "
-                                 "--base-image and the directory)", param_hint="'--image'")
-    if base_image is None:
-        raise click.BadParameter("is required with --script-dir", param_hint="'--base-image'")
+    assert base_image is not None  # checked above
     repository = image_repository or outputs.image_repository
-    if not repository:
-        raise click.BadParameter(
-            f"stack {outputs.stack!r} has no workload image repository: add `registry:` to "
-            "its config and run `pulumi up`, or pass --image-repository",
-            param_hint="'--script-dir'")
+    assert repository is not None  # checked above
     try:
         platform = pool_platform(pick_pool(outputs, accelerator, pool))
     except SpecError as e:
@@ -91,3 +81,27 @@ def _report(r: BundleResult) -> str:
               for k in ("uploaded", "mounted", "exists")}
     return (f"image {r.image} ({r.files} files, {r.platform}; blobs: {counts['uploaded']} "
             f"uploaded, {counts['mounted']} mounted, {counts['exists']} already there)")
+
+
+def check_script_options(outputs: StackOutputs, *, script_dir: str | None,
+                         base_image: str | None, image: str | None,
+                         image_repository: str | None) -> None:
+    """What ``script_image`` checks before it reads a registry: the options that go
+    together, and a repository to push to (`submit run` checks them before `up`)."""
+    if script_dir is None:
+        if base_image is not None:
+            raise click.BadParameter("needs --script-dir (the directory to add to it)",
+                                     param_hint="'--base-image'")
+        if image is None:
+            raise click.UsageError("pass --image, or --script-dir with --base-image")
+        return
+    if image is not None:
+        raise click.BadParameter("cannot be used with --script-dir (the image is built from "
+                                 "--base-image and the directory)", param_hint="'--image'")
+    if base_image is None:
+        raise click.BadParameter("is required with --script-dir", param_hint="'--base-image'")
+    if not (image_repository or outputs.image_repository):
+        raise click.BadParameter(
+            f"stack {outputs.stack!r} has no workload image repository: add `registry:` to "
+            "its config and run `pulumi up`, or pass --image-repository",
+            param_hint="'--script-dir'")

@@ -55,8 +55,9 @@ _OPTIONS = [
     click.option("--ttl", metavar="DURATION", help="Delete the workload this long after it "
                   "finishes: seconds, or with s, m, h or d; 'none' keeps it.  "
                   f"[default: {sp.DEFAULT_TTL}]"),
-    click.option("--termination-grace-period", type=int, metavar="SECONDS",
-                  help="Grace period for pods to stop.  "
+    click.option("--termination-grace-period", metavar="DURATION",
+                  help="Grace period for pods to stop: seconds, or with s, m or h (90s, "
+                       "2m).  "
                        f"[default: {sp.DEFAULT_TERMINATION_GRACE_SECONDS}]"),
     click.option("--mount-service-account-token", is_flag=True,
                   help="Mount the pod's Kubernetes service-account token (only for jobs that "
@@ -139,7 +140,7 @@ class CreateOptions:
     max_restarts: int
     restart_on_exit_codes: str | None
     ttl: str | None
-    termination_grace_period: int | None
+    termination_grace_period: str | None
     mount_service_account_token: bool
     add_capability: tuple[str, ...]
     config_file: str | None

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import click
 
 from submit.cli.context import Context, pass_ctx
-from submit.cli.options import stack_group_options, stack_options, table_output_option
+from submit.cli.options import Duration, stack_group_options, stack_options, table_output_option
 
 
 def fleet_of(ctx: Context) -> Any:
@@ -69,8 +69,8 @@ def _problem(e: Exception) -> str:
 @fleet.command("view")
 @stack_options
 @table_output_option
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=READ_TIMEOUT,
-              show_default=True, metavar="SECONDS",
+@click.option("--timeout", type=Duration(minimum=0.1), default=READ_TIMEOUT,
+              show_default=True, metavar="DURATION",
               help="How long to wait for each cluster; one that has not answered by then is "
                    "shown as not answering.")
 @pass_ctx

@@ -132,20 +132,28 @@ table_output_option = click.option(
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]
-    """Seconds, or Go/kubectl durations (90s, 30m, 12h, 1h30m)."""
+    """Seconds, or Go/kubectl durations (90s, 30m, 12h, 1h30m): the one grammar of every
+    option that takes a time; ``minimum`` (seconds), when the option has one."""
 
     name = "duration"
+
+    def __init__(self, minimum: float | None = None) -> None:
+        self.minimum = minimum
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> float:
         if isinstance(value, (int, float)):
-            return float(value)
-        from submit.render import duration  # late: only a command given a duration parses one
+            seconds = float(value)
+        else:
+            from submit.render import duration  # late: only a command given one parses it
 
-        try:
-            return duration.parse(str(value))
-        except duration.DurationError as e:
-            self.fail(str(e), param, ctx)
+            try:
+                seconds = duration.parse(str(value))
+            except duration.DurationError as e:
+                self.fail(str(e), param, ctx)
+        if self.minimum is not None and seconds < self.minimum:
+            self.fail(f"{value!r} is shorter than {self.minimum:g}s", param, ctx)
+        return seconds
 
 
 DURATION = Duration()

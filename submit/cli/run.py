@@ -3,8 +3,11 @@ that takes down the ones a crash left behind (submit/ephemeral, docs/ephemeral.m
 
 Everything a user can get wrong is checked before the stack is touched: the stack file,
 the overrides, the run name and the work (the options of `workload create`, a job-group
-file or an experiment file) fail with exit 2 and nothing created. The exit code of a run
-is decided by submit/ephemeral/plan.py (Exit) and printed with its meaning.
+file or an experiment file; checked against the outputs the run's stack will have,
+derived offline: submit/ephemeral/derive.py, submit/cli/run_work.py) and its cost bound
+fail with exit 2 and nothing created. Then the pulumi CLI is looked for, then the network
+is used (an image's registry). The exit code of a run is decided by
+submit/ephemeral/plan.py (Exit) and printed with its meaning.
 """
 
 from __future__ import annotations
@@ -17,17 +20,14 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
-import yaml
 
-from infra.record import field_names
-from submit.cli.create_options import CreateOptions, create_options
+from submit.cli.create_options import create_options
 from submit.cli.options import DURATION, PositiveNumber, complete
+from submit.cli.run_work import NOT_FOR_RUN
 from submit.ephemeral import plan as pl
-
-_NOT_FOR_RUN = ("dry_run", "fmt", "export_file", "replace", "after")
 _MEANING = {
     pl.Exit.OK: "the work succeeded", pl.Exit.ERROR: "refused before `up`: nothing was made",
     pl.Exit.WORK_FAILED: "the work failed", pl.Exit.TIMEOUT: "--timeout passed first",
@@ -45,167 +45,11 @@ def _workload_params() -> list[click.Parameter]:
         getattr(create_options(holder), "__click_params__")))
     out = []
     for p in params:
-        if p.name in _NOT_FOR_RUN:
+        if p.name in NOT_FOR_RUN:
             continue
         p.required = False
         out.append(p)
     return out
-
-
-def _project_settings(project_dir: str) -> dict[str, Any]:
-    path = Path(project_dir) / "Pulumi.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-        raise click.BadParameter(f"{path}: not a Pulumi project file ({e.__class__.__name__})",
-                                 param_hint="'--project-dir'") from None
-    if not isinstance(data, dict):
-        raise click.BadParameter(f"{path}: not a Pulumi project file",
-                                 param_hint="'--project-dir'")
-    return data
-
-
-def _stack_file(stack: str, project_dir: str) -> Path:
-    """STACK: a stack file's path, or a stack name found in the project's stackConfigDir."""
-    if stack.endswith((".yaml", ".yml")) or os.sep in stack:
-        path = Path(stack)
-    else:
-        config_dir = str(_project_settings(project_dir).get("stackConfigDir") or ".")
-        path = Path(project_dir) / config_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        from infra.config.errors import did_you_mean
-
-        names = sorted(p.name[len("Pulumi."):-len(".yaml")]
-                       for p in path.parent.glob("Pulumi.*.yaml"))
-        hint = did_you_mean(stack, names) if names and stack == path.name[7:-5] else ""
-        raise click.BadParameter(f"{path}: no such stack file{hint}"
-                                 + (f" (stacks: {', '.join(names)})" if names else ""),
-                                 param_hint="'STACK'")
-    return path
-
-
-def _stack_config(path: Path) -> tuple[dict[str, Any], Any]:
-    """The stack file's config, namespaced keys as Pulumi stores them, checked as the offline
-    preview checks it (FILE:LINE errors). Secrets cannot be carried over: their ciphertext
-    belongs to the stack file's own secrets provider."""
-    from infra.config.stack_file import NAMESPACE, PROVIDER_NAMESPACES, StackFileError, load
-
-    try:
-        sf = load(path)
-    except StackFileError as e:
-        raise click.BadParameter(e.problems[0], param_hint="'STACK'") from None
-    if sf.secret_keys:
-        key = sorted(sf.secret_keys)[0]
-        raise click.BadParameter(
-            f"{sf.path}:{sf.line_of(key)}: {NAMESPACE}:{key} is a Pulumi secret, encrypted for "
-            f"stack {sf.stack}; a run's stack cannot decrypt it: pass the value with --set",
-            param_hint="'STACK'")
-    raw = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("config") or {}
-    config = {k: v for k, v in raw.items()
-              if str(k).partition(":")[0] in PROVIDER_NAMESPACES}
-    config.update({f"{NAMESPACE}:{k}": v for k, v in sf.raw.items()})
-    return config, sf
-
-
-def _work(options: dict[str, Any], group_file: str | None, experiment_file: str | None,
-          timeout: float, interval: float, logs_dir: str | None
-          ) -> tuple[str, Any, tuple[str, ...], Callable[[], None]]:
-    """(the default run name, the runner's Work, the accelerators it asks for, the step that
-    pins its image by digest): everything checked that can be without the stack or the
-    network. The pinning step asks the image's registry: it runs after every offline check,
-    and not at all for --dry-run."""
-    from submit.cli.context import bad_input
-    from submit.ephemeral.runner import Work
-
-    given = [o for o, v in (("--workload", options.get("name")), ("--group", group_file),
-                            ("--experiment", experiment_file)) if v]
-    if len(given) != 1:
-        raise click.UsageError("give the work as one of: workload options (--workload NAME "
-                               "--accelerator ... as for `workload create`), --group FILE "
-                               f"or --experiment FILE{f' (got {given})' if given else ''}")
-    if group_file:
-        from submit.experiment import group as gr
-
-        text = _read(group_file, "--group")
-        try:
-            group = gr.load(group_file, text)
-        except gr.GroupError as e:
-            raise click.BadParameter(e.message, param_hint="'--group'") from None
-        return group.name, Work(f"job group {group.name}",
-                                lambda outputs: [gr.render_group(group, outputs)],
-                                timeout, interval, logs_dir), _accelerators(
-            [r.options.get("accelerator") for r in group.roles]
-            + [group.shared.get("accelerator")]), _nothing
-    if experiment_file:
-        from submit.experiment import expand, trials
-
-        _read(experiment_file, "--experiment")
-        try:
-            exp = expand.load(experiment_file)
-        except expand.ExperimentError as e:
-            raise click.BadParameter(e.message, param_hint="'--experiment'") from None
-        return exp.name, Work(f"experiment {exp.name} ({len(exp.trials)} trials)",
-                              lambda outputs: [t.objects for t in trials.plan(exp, outputs)],
-                              timeout, interval, logs_dir), _accelerators(
-            [exp.base.get("accelerator")]
-            + [v for t in exp.trials for k, v in t.params if k == "accelerator"]), _nothing
-    given_options: dict[str, Any] = {f: options.get(f) for f in field_names(CreateOptions)
-                                     if f not in _NOT_FOR_RUN}
-    opts = CreateOptions(**given_options,
-                         dry_run=False, fmt="yaml", export_file=None, replace=False)
-    if not opts.accelerator:
-        raise click.UsageError("Missing option '--accelerator' (with --workload).")
-    wl = opts.workload()
-    with bad_input():
-        wl.check()
-    if opts.builds_image and opts.script_dir is None and opts.image is None:
-        raise click.UsageError("pass --image, or --script-dir with --base-image")
-    pins: dict[str, str] = {}
-
-    def pin() -> None:
-        # The tag resolved once, before anything is made: every worker runs the same bytes,
-        # and a tag that does not exist costs no cluster.
-        if not opts.builds_image:
-            from submit.cli.image_pin import resolve_all
-
-            pins.update(resolve_all([opts.image], enabled=opts.resolve_image is not False,
-                                    offline_ok=False))
-
-    def render(outputs: Any) -> list[list[dict[str, Any]]]:
-        workload = wl
-        if opts.builds_image:
-            from submit.cli.bundle import script_image
-
-            workload = wl.replace(image=script_image(
-                outputs, script_dir=opts.script_dir, base_image=opts.base_image,
-                image=opts.image, image_repository=opts.image_repository,
-                accelerator=opts.accelerator, pool=opts.pool, push=True))
-        objs = workload.render(outputs)
-        if pins:
-            from submit.render.jobset import pin_images
-
-            pin_images(objs, pins)
-        return [objs]
-
-    return (opts.name, Work(f"workload {opts.name}", render, timeout, interval, logs_dir),
-            _accelerators([opts.accelerator]), pin)
-
-
-def _nothing() -> None:
-    """A job group's or an experiment's images are pinned as they are submitted."""
-
-
-def _accelerators(names: list[Any]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(str(n) for n in names if isinstance(n, str) and n))
-
-
-def _read(file: str, option: str) -> str:
-    try:
-        return Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise click.BadParameter(f"{file}: cannot read it: "
-                                 f"{getattr(e, 'strerror', None) or 'not UTF-8 text'}",
-                                 param_hint=f"'{option}'") from None
 
 
 class _Console:
@@ -251,6 +95,13 @@ def _pulumi() -> Any:
         raise click.ClickException(str(e)) from None
 
 
+def _max_hours_gone(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if value is not None:
+        raise click.BadParameter("was removed: a run's cost is bounded by its real limit, the "
+                                 "shorter of --timeout and --expires-in, which both end it; "
+                                 "give --timeout", ctx=ctx, param=param)
+
+
 @click.command("run")
 @click.argument("stack", shell_complete=complete("run_stacks"))
 @click.option("--name", "run_name", metavar="RUN", help="The run: names its stack and its cluster "
@@ -264,7 +115,8 @@ def _pulumi() -> Any:
               metavar="DURATION", help="The stack's expiry, stamped in its tags: `submit "
               "reap` takes it down after this, whatever happened to this process.")
 @click.option("--timeout", type=DURATION, default="24h", show_default=True,
-              metavar="DURATION", help="How long to wait for the work.")
+              metavar="DURATION", help="How long to wait for the work; then the run takes "
+              "the stack down (exit 4).")
 @click.option("--interval", type=DURATION, default="10s", show_default=True,
               metavar="DURATION", help="How often to read the work's state afresh.")
 @click.option("--logs", "logs_dir", type=click.Path(file_okay=False), metavar="DIR",
@@ -273,13 +125,12 @@ def _pulumi() -> Any:
               help="The work: a job group file (as `workload create-group`).")
 @click.option("--experiment", "experiment_file", type=click.Path(dir_okay=False),
               metavar="FILE", help="The work: an experiment file (as `experiment create`).")
-@click.option("--max-hours", type=PositiveNumber("hours", "12 or 1.5"), metavar="HOURS",
-              help="The time the run's cost is bounded for (docs/cost.md) [default: its "
-                   "--expires-in].")
+@click.option("--max-hours", hidden=True, expose_value=False, callback=_max_hours_gone,
+              help="Removed: the cost bound is the run's real limit.")
 @click.option("--max-cost", type=PositiveNumber("US dollars", "250 or 99.5"), metavar="USD",
               help="Refuse to start a run that may cost more than USD US dollars in its "
-                   "time limit (or whose cost cannot be bounded: a part the price table "
-                   "does not price).")
+                   "time limit, the shorter of --timeout and --expires-in (or whose cost "
+                   "cannot be bounded: a part the price table does not price).")
 @click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
               default=".", show_default=True, type=click.Path(file_okay=False),
               metavar="DIR", help="Pulumi project directory (where Pulumi.yaml is).")
@@ -287,7 +138,7 @@ def _pulumi() -> Any:
               "would do (stack, config, pools, work, expiry, teardown); make nothing, "
               "contact nothing.")
 def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool,
-        expires_in: float, max_hours: float | None, max_cost: float | None,
+        expires_in: float, max_cost: float | None,
         timeout: float, interval: float, logs_dir: str | None, group_file: str | None,
         experiment_file: str | None, project_dir: str, dry_run: bool,
         **options: Any) -> None:
@@ -299,52 +150,58 @@ def run(stack: str, run_name: str | None, overrides: tuple[str, ...], keep: bool
     printed), 130/143 interrupted (torn down); 1 (refused, the backend included) and 2 as
     for every command, with nothing created.
     """
-    from submit.ephemeral import check
+    from submit.cli import run_stack, run_work
+    from submit.ephemeral import check, derive
     from submit.ephemeral.runner import InUse, Runner
 
-    default_name, work, accelerators, pin = _work(options, group_file, experiment_file,
-                                                  timeout, interval, logs_dir)
-    run_name = run_name or default_name
-    path = _stack_file(stack, project_dir)
-    stack_config, sf = _stack_config(path)
+    if expires_in < 1:  # the expiry tag counts whole seconds
+        raise click.BadParameter(f"{expires_in:g}s: the stack's expiry must be in the future "
+                                 "(the reaper would take it down before `up` finished)",
+                                 param_hint="'--expires-in'")
+    work = run_work.prepare(options, group_file, experiment_file, timeout, interval, logs_dir)
+    run_name = run_name or work.name
+    path = run_stack.stack_file(stack, project_dir)
+    stack_config, sf = run_stack.stack_config(path)
     try:
         pl.check_run_name(run_name)
         parsed = [pl.parse_override(o) for o in overrides]
         config = pl.run_config(stack_config, parsed, run_name)
         offer = check.checked(config, sf.stack, {k for k, _ in parsed}, sf.locate)
-        check.check_shapes(offer, sf.stack, accelerators)
-        check.check_image_repository(offer, sf.stack, options.get("script_dir") is not None,
-                                     options.get("image_repository"))
+        # The outputs the run's stack will have, derived offline as the preview derives
+        # them: the work is checked against them by the same render the run does after `up`.
+        derived = derive.derive(config, run_name, path, sf.locate)
     except pl.PlanError as e:
         raise click.BadParameter(e.message, param_hint=f"'{e.option}'") from None
+    work.check(derived.outputs)
     try:
         shown = os.path.relpath(path, project_dir)
     except ValueError:
         shown = str(path)
     _check_logs_dir(logs_dir, make=not dry_run)
-    cost = _cost(config, expires_in, max_hours, max_cost)
+    cost = _cost(derived.figures, timeout, expires_in, max_cost)
     user, host = getpass.getuser(), socket.gethostname()
     plan = pl.RunPlan(name=run_name, project_dir=project_dir, stack_file=shown, config=config,
                       ttl_seconds=int(expires_in), keep=keep, owner=f"{user}@{host}",
                       command=pl.command_line(sys.argv[1:]),
                       created=datetime.now(timezone.utc))
     if dry_run:
-        click.echo("\n".join(pl.dry_run_lines(plan, offer.pools, work.describe,
+        click.echo("\n".join(pl.dry_run_lines(plan, offer.pools, work.work.describe,
                                                cost.lines())))
         click.echo("--dry-run: nothing made, nothing contacted"
                    + ("; an image given by tag is pinned by digest when the run submits it"
                       if options.get("resolve_image") is not False else ""), err=True)
         return
-    pin()
+    # Every offline check has passed; then the pulumi CLI, then the network (the registry).
     command = _pulumi()
+    work.pin()
     console = _Console()
-    runner = Runner(plan, work, console, user=user, host=host, pid=os.getpid(),
+    runner = Runner(plan, work.work, console, user=user, host=host, pid=os.getpid(),
                     alive=_alive)
     old = {s: signal.signal(s, runner.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         where = (f"pools on the cluster of {plan.on_cluster} (stack {run_name}, from {shown})"
                  if plan.on_cluster else f"a stack from {shown}")
-        console.line(f"run {run_name}: {work.describe} on {where}")
+        console.line(f"run {run_name}: {work.work.describe} on {where}")
         for line in cost.lines():
             console.line(f"run {run_name}: {line}")
         started = time.monotonic()
@@ -383,18 +240,22 @@ def _check_logs_dir(logs_dir: str | None, make: bool) -> None:
         raise click.BadParameter(f"cannot save the logs in {why}", param_hint="'--logs'")
 
 
-def _cost(config: dict[str, Any], expires_in: float, max_hours: float | None,
-          max_cost: float | None) -> Any:
-    """The run's cost lines (infra/cost/run.py), checked against --max-cost before anything
-    is made."""
+class _Refused(click.ClickException):
+    """A run refused for what its options add up to (its cost): one line, exit 2."""
+
+    exit_code = 2
+
+
+def _cost(figures: Any, timeout: float, expires_in: float, max_cost: float | None) -> Any:
+    """The run's cost lines (infra/cost/run.py), bounded by its real limit and checked
+    before anything is made: a bound over --max-cost, or of $0 for a stack that costs
+    money, is refused."""
     from infra.cost import run as run_cost
 
-    limit = ("--max-hours" if max_hours is not None else
-             f"its TTL, --expires-in {expires_in / 3600:g}h")
-    cost = run_cost.estimate(config, max_hours or expires_in / 3600, limit)
+    cost = run_cost.for_run(figures, timeout, expires_in)
     problem = cost.refusal(max_cost)
     if problem:
-        raise click.BadParameter(problem, param_hint="'--max-cost'")
+        raise _Refused(problem)
     return cost
 
 
@@ -421,7 +282,9 @@ def reap(names: tuple[str, ...], dry_run: bool, project_dir: str) -> None:
             pl.check_run_name(n)
         except pl.PlanError as e:
             raise click.BadParameter(e.message, param_hint="'RUN'") from None
-    _project_settings(project_dir)
+    from submit.cli.run_stack import project_settings
+
+    project_settings(project_dir)
     command = _pulumi()
     now = datetime.now(timezone.utc)
     try:

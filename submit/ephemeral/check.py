@@ -5,8 +5,8 @@ program's own parser (infra.config), so a bad key or value fails here with exit 
 its FILE:LINE or by the ``--set`` that gave it, instead of at `pulumi up` after the CLI and
 the backend were found. A fleet stack is refused: it makes no cluster and no pools, so
 there is nothing to run the work on (docs/fleets.md). The slice types the stack offers
-(its pools and its slice classes) are collected so that work asking for another is refused
-before anything is made.
+(its pools and its slice classes) are listed for `--dry-run`; the work itself is checked
+against the outputs the stack will have (derive.py), by the render the run does after `up`.
 """
 
 from __future__ import annotations
@@ -99,26 +99,3 @@ def _catalog_name(name: Any) -> str:
     except catalog.UnknownAccelerator:
         return str(name)
 
-
-def check_image_repository(offer: Offer, stack: str, script_dir: bool,
-                           image_repository: str | None) -> None:
-    """--script-dir pushes its image to the stack's repository (or --image-repository): a
-    stack that makes none is refused now, not after `up` has made its cluster."""
-    if script_dir and not image_repository and offer.registry is False:
-        raise PlanError("--script-dir", f"stack {stack!r} makes no workload image repository "
-                        "to push the image to: add `registry:` to its config "
-                        "(docs/shipping-code.md), or pass --image-repository")
-
-
-def check_shapes(offer: Offer, stack: str, wanted: Sequence[str]) -> None:
-    """Each accelerator the work asks for is one the stack makes; PlanError otherwise (an
-    accelerator the catalog does not know is left to the work's own check)."""
-    for name in wanted:
-        try:
-            accel = catalog.resolve(name)
-        except catalog.UnknownAccelerator:
-            continue
-        if accel.name not in offer.shapes:
-            raise PlanError("--accelerator", f"{name!r} ({accel.name}) is not a slice type "
-                            f"of stack {stack!r}; it makes: "
-                            f"{', '.join(offer.shapes) or 'none'}")

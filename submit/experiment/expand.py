@@ -52,8 +52,9 @@ OPTIONS = tuple(name.replace("_", "-") for name in field_names(api.Workload)
                 if name != "name")
 _LIST_OPTIONS = ("env", "secret-env", "add-capability", "mount")
 _PATH_OPTIONS = ("env-file", "config-file")
-_INT_OPTIONS = ("num-slices", "num-nodes", "max-restarts", "termination-grace-period",
-                "elastic-slices")
+_INT_OPTIONS = ("num-slices", "num-nodes", "max-restarts", "elastic-slices")
+# Durations: seconds as a number, or text such as 90s or 2m (submit/render/duration.py).
+_DURATION_OPTIONS = ("ttl", "termination-grace-period")
 _BOOL_OPTIONS = ("mount-service-account-token", "pathways", "headless")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
@@ -230,7 +231,11 @@ def _option(key: str, value: Any, path: str, bad: Any, file: str) -> Any:
         raise bad(path, f"{value!r} is not a whole number")
     if key in _BOOL_OPTIONS and not isinstance(value, bool):
         raise bad(path, f"{value!r} is not true or false")
-    if key not in _INT_OPTIONS + _BOOL_OPTIONS + ("ttl",) and not isinstance(value, str):
+    if key in _DURATION_OPTIONS and (isinstance(value, bool)
+                                     or not isinstance(value, (int, str))):
+        raise bad(path, f"{value!r} is not a duration (seconds, or such as 90s or 2m)")
+    if key not in _INT_OPTIONS + _BOOL_OPTIONS + _DURATION_OPTIONS and \
+            not isinstance(value, str):
         if isinstance(value, (int, float)) and not isinstance(value, bool) and key in (
                 "cpu", "memory", "shm-size"):
             return str(value)

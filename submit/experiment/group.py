@@ -45,7 +45,7 @@ from submit import api
 from submit.render import spec as sp
 from submit.experiment.expand import ExperimentError as GroupError
 from submit.experiment.expand import OPTIONS, _construct, _option, unknown
-from submit.render.jobset import EXCLUSIVE_TOPOLOGY, render
+from submit.render.jobset import EXCLUSIVE_TOPOLOGY
 
 __all__ = ["GroupError", "Group", "Role", "load", "render_group"]
 
@@ -211,11 +211,13 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
     """The group's objects: its config ConfigMap (if any), then one JobSet of one
     replicated job per role. Raises GroupError naming the role."""
     specs: list[tuple[Role, sp.WorkloadSpec]] = []
+    objects: list[list[dict[str, Any]]] = []
     for role in group.roles:
         try:
-            w = _workload(group, role)
-            w.check()
-            spec = w.spec(outputs)
+            verdict = _workload(group, role).verdict(outputs)  # the one check path
+            verdict.rendered()  # its first refusal, raised
+            assert verdict.spec is not None
+            spec = verdict.spec
         except sp.SpecError as e:
             raise GroupError(group.file, group.line_of(role, e.option),
                              f"roles.{role.name}: {e.option}: {e.message}") from None
@@ -228,6 +230,20 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
                              f"{spec.parallelism} pods it may have at most {budget} so that "
                              "every pod name stays within 63 characters")
         specs.append((role, spec))
+        objects.append(verdict.rendered())
+    checkpointing = [r.name for r, s in specs if s.local_checkpoint is not None]
+    if checkpointing and len(specs) > 1:
+        # GKE's multi-tier checkpointing controller serves ranks only to a JobSet of exactly
+        # one replicated job: its rank server skips any other ("replicated job count %d, not
+        # 1. Assuming not a checkpointing job": GoogleCloudPlatform/high-scale-checkpointing-
+        # controller pkg/idfile/ranks_server.go HandleJobset, read at commit 3b9737b), so
+        # Orbax would wait for an init file that never comes.
+        role = next(r for r, _ in specs if r.name == checkpointing[0])
+        raise GroupError(group.file, group.line_of(role, "--local-checkpoint-dir"), f"roles.{role.name}: --local-checkpoint-dir needs a "
+                         f"workload of one role: the multi-tier checkpointing controller "
+                         f"serves ranks only to a JobSet of exactly one replicated job, and "
+                         f"this group has {len(specs)} (give the checkpointing role a "
+                         "workload of its own)")
     env = [{"name": "ACCELSTACK_ROLES", "value": ",".join(r.name for r, _ in specs)},
            {"name": "ACCELSTACK_COORDINATOR",
             "value": _hosts(group.name, specs[0][0].name, 1, 1)[0]}]
@@ -239,8 +255,7 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
     extra: list[dict[str, Any]] = []
     jobs: list[dict[str, Any]] = []
     js: dict[str, Any] = {}
-    for role, spec in specs:
-        objs = render(spec)
+    for (role, spec), objs in zip(specs, objects):
         one = objs[-1]
         for obj in objs[:-1]:
             if obj not in extra:
@@ -253,7 +268,7 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
         rj = one["spec"]["replicatedJobs"][0]
         rj["name"] = role.name
         annotations = one["metadata"].get("annotations") or {}
-        if EXCLUSIVE_TOPOLOGY in annotations:
+        if EXCLUSIVE_TOPOLOGY in annotations and len(specs) > 1:
             # Per replicated job, not the JobSet's: a CPU or GPU role must not get a node
             # pool per Job (JobSet concepts, "Exclusive Job to topology placement": the
             # annotation goes on the JobSet or on a ReplicatedJob's template metadata).
@@ -272,7 +287,9 @@ def render_group(group: Group, outputs: StackOutputs) -> list[dict[str, Any]]:
             js = one
     js["spec"]["replicatedJobs"] = jobs
     annotations = js["metadata"].get("annotations") or {}
-    annotations.pop(EXCLUSIVE_TOPOLOGY, None)
+    if len(specs) > 1:
+        # A one-role group keeps it on the JobSet, as `create` renders the same workload.
+        annotations.pop(EXCLUSIVE_TOPOLOGY, None)
     if annotations:
         js["metadata"]["annotations"] = annotations
     else:

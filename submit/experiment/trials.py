@@ -17,6 +17,7 @@ from submit import api
 from submit.experiment.expand import (_LABEL_NAME, _LABEL_VALUE, EXPERIMENT, PARAM_PREFIX,
                                       PARAMETERS, TRIAL, Experiment, ExperimentError, Trial,
                                       _option, _text)
+from submit.render import check
 from submit.render import spec as sp
 from submit.render.jobset import render
 
@@ -117,8 +118,11 @@ def _line_of_option(exp: Experiment, trial: Trial, option: str) -> int | None:
 def _plan_trial(exp: Experiment, trial: Trial, outputs: StackOutputs) -> TrialPlan:
     provisional = f"{exp.name}-0"
     workload, config = trial_workload(exp, trial, provisional)
-    workload.check()
-    spec = workload.spec(outputs)
+    verdict = check.workload(outputs, workload.options(), rendered=False)  # the one path
+    if not verdict.ok:
+        raise verdict.refusals[0]
+    assert verdict.spec is not None
+    spec = verdict.spec
     budget = sp.hostname_budget(spec.replicas, spec.parallelism, spec.pool.kind)
     name = trial_name(exp.name, trial.index, len(exp.trials), budget)
     spec = replace(spec, name=name)

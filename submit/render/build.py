@@ -16,11 +16,12 @@ from infra.catalog import pod_resources
 from infra.catalog import tables as catalog
 from infra.catalog.labels import ARCH_LABEL, ARM64
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
+from submit.render.option_checks import check_options
 from submit.render.spec import (
     CONFIG_MOUNT, DEFAULT_MAX_RESTARTS, DEFAULT_PRIORITY, DEFAULT_RESTART_EXIT_CODES,
     DEFAULT_TERMINATION_GRACE_SECONDS, NONE, POD_NAME_SUFFIX, EnvVar, SpecError, WorkloadSpec,
-    check_options, hostname_budget, parse_capabilities, parse_env, parse_env_file,
-    parse_exit_codes, parse_pull_secrets, parse_secret_env, parse_ttl, read_config_file)
+    hostname_budget, parse_capabilities, parse_env, parse_env_file, parse_exit_codes,
+    parse_grace, parse_pull_secrets, parse_secret_env, parse_ttl, read_config_file)
 
 if TYPE_CHECKING:
     from submit.render import mounts as mounts_mod
@@ -84,7 +85,7 @@ def build_spec(
     env: Sequence[str] = (), env_file: str | None = None, secret_env: Sequence[str] = (),
     priority: str | None = None, max_restarts: int = DEFAULT_MAX_RESTARTS,
     restart_on_exit_codes: str | None = None, ttl: str | int | None = None,
-    termination_grace_period: int | None = None,
+    termination_grace_period: str | int | None = None,
     config_file: str | None = None, shm_size: str | None = None,
     cpu: str | None = None, memory: str | None = None,
     mount_service_account_token: bool = False, add_capability: Sequence[str] = (),
@@ -169,8 +170,9 @@ def build_spec(
     if too_big is not None:
         raise SpecError(*too_big)
     ttl_seconds = parse_ttl(ttl)
-    if termination_grace_period is None:
-        termination_grace_period = DEFAULT_TERMINATION_GRACE_SECONDS
+    grace = parse_grace(termination_grace_period)
+    if grace is None:
+        grace = DEFAULT_TERMINATION_GRACE_SECONDS
     if restart_on_exit_codes is None:
         restart_on_exit_codes = DEFAULT_RESTART_EXIT_CODES
     capabilities = parse_capabilities(add_capability)
@@ -202,7 +204,7 @@ def build_spec(
         parallelism=parallelism, image=image or "", command=command, env=env_vars,
         priority=None if priority == NONE else priority, max_restarts=max_restarts,
         retriable_exit_codes=parse_exit_codes(restart_on_exit_codes), ttl_seconds=ttl_seconds,
-        termination_grace_seconds=termination_grace_period, config_file_name=cfg_name,
+        termination_grace_seconds=grace, config_file_name=cfg_name,
         config_file_data=cfg_data, shm_size=shm_size, cpu=cpu, memory=memory,
         mount_service_account_token=mount_service_account_token, capabilities=capabilities,
         mounts=checked, service_account=outputs.storage.service_accounts.get(ns),

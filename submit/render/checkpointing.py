@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.record import record
-from submit.render.spec import SpecError
+from submit.render.values import SpecError
 
 # The CSI driver of GKE's multi-tier checkpointing; pods mount it as an inline ephemeral
 # volume with no attributes (high-scale-checkpointing-controller example/multitier-jobset.yaml).

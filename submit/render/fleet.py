@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from infra.contract.fleet import FleetInfo, offering, pool_key
 from infra.contract.outputs import SlicePoolInfo
-from submit.render.spec import SpecError
+from submit.render.values import SpecError
 
 MULTIKUEUE = "kueue.x-k8s.io/multikueue"  # v0.19.2 MultiKueueControllerName
 

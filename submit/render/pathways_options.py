@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from infra.contract.images import image_problem
+from infra.contract.images import image_problem, pin_problem
 from infra.contract.outputs import SlicePoolInfo, StackOutputs
 from infra.record import record
 
@@ -89,9 +89,14 @@ def check_passthrough(*, pathways: bool, server_image: str | None = None,
     for option, image in (("--pathways-server-image", server_image),
                           ("--pathways-proxy-image", proxy_image),
                           ("--pathways-colocated-python-image", colocated_python_image)):
-        problem = image_problem(image) if image is not None else None
+        if image is None:
+            continue
+        problem = image_problem(image)
         if problem:
             raise PathwaysError(option, problem)
+        unpinned = pin_problem(image, "jax-0.10.0")  # the stack's images are held to it too
+        if unpinned:
+            raise PathwaysError(option, f"{image!r} {unpinned}")
     for option, values in (args or {}).items():
         for arg in values:
             flag = arg.split("=", 1)[0]

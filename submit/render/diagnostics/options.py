@@ -14,7 +14,7 @@ from infra.contract.tensorboard import TensorboardInfo
 from infra.lazy_re import later
 from infra.record import record
 from submit.render import mounts
-from submit.render.spec import EnvVar, SpecError
+from submit.render.values import EnvVar, SpecError
 
 XLA_FLAGS = "XLA_FLAGS"
 XLA_DUMP_FLAG = "--xla_dump_to"
