@@ -20,7 +20,7 @@ from infra.replacements.pools import PoolFacts, facts
 # What the JSON says when no one looked at the cluster (offline, or unreachable).
 NOT_LOOKED = "not looked up"
 VERBS = {"replace": "replaces", "delete": "deletes",
-         "unapplied": "needs a replacement for (the provider would not apply the change to)"}
+         "unapplied": "needs a replacement (the provider would not apply the change) of"}
 
 
 @record
@@ -57,7 +57,11 @@ class Summary:
         return dict(Counter(c.change.op for c in self.changes))
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON of `--replacements FILE`: `submit cluster at-risk` fills ``workloads``
+        and `python -m infra.replacements show FILE` renders it."""
         return {"stack": self.stack, "source": self.source, "counts": self.counts(),
+                "headline": head(self),
+                "block": block(self)[1:],
                 "changes": [c.to_dict() for c in self.changes],
                 "workloads": NOT_LOOKED,
                 "forceNewSource": {k: forcenew.source()[k] for k in ("repo", "commit")}}
@@ -89,7 +93,7 @@ def _with_pools(changes: list[ResourceChange],
                     out.append(ResourceChange(type_, name, Change("replace"), pool,
                                               (f"its cluster {cluster.name} is "
                                                f"{cluster.change.op}d",)))
-    return tuple(out)
+    return tuple(sorted(out, key=lambda c: (c.type, c.name)))
 
 
 def from_documents(old: Mapping[str, Any], new: Mapping[str, Any]) -> Summary:
@@ -118,6 +122,13 @@ def _slices(pools: Iterable[PoolFacts]) -> str:
 
 def headline(summary: Summary, workloads: Mapping[str, Any] | str = NOT_LOOKED) -> str:
     """``replaces 2 TPU slices (v5p-128, 64 chips each): 1 workload running there``."""
+    if not summary.destroyed_pools:
+        return head(summary)
+    return f"{head(summary)}: {workloads_text(workloads)}"
+
+
+def head(summary: Summary) -> str:
+    """The headline without what runs there: what the change destroys and what it holds."""
     pools = summary.destroyed_pools
     if not pools:
         return f"{summary.stack}: destroys no accelerator pool"
@@ -131,8 +142,7 @@ def headline(summary: Summary, workloads: Mapping[str, Any] | str = NOT_LOOKED) 
             + (" + unpriced parts" if any(x is None for x in per_hour) else ""))
     hosts = sum(c.pool.hosts for c in pools if c.pool is not None)
     chips = sum(c.pool.chips for c in pools if c.pool is not None)
-    return (f"{summary.stack}: {'; '.join(parts)} [{hosts} hosts, {chips} chips, {cost}]: "
-            f"{workloads_text(workloads)}")
+    return f"{summary.stack}: {'; '.join(parts)} [{hosts} hosts, {chips} chips, {cost}]"
 
 
 def workloads_text(workloads: Mapping[str, Any] | str) -> str:
