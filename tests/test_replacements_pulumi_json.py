@@ -129,3 +129,44 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"python -m infra.replacements: {bad}: urn:pulumi:s::p::t::n: unknown step op(s) "
         "teleport"]
+
+
+FAKE_PULUMI = """#!/bin/sh
+printf '%s\\n' "$*" >> "$CALLS"
+cat "$PREVIEW_JSON"
+"""
+FAKE_SUBMIT = """#!/bin/sh
+printf 'submit %s\\n' "$*" >> "$CALLS"
+echo "could not look (fake)" >&2
+exit 1
+"""
+
+
+def test_the_workflow_script_leads_the_summary_and_refuses(tmp_path: Path) -> None:
+    """`.github/scripts/pulumi-stack.sh replacements`, the PR preview job's first step."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("pulumi", FAKE_PULUMI), ("submit", FAKE_SUBMIT)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    work = tmp_path / "w"
+    (work / "stacks").mkdir(parents=True)
+    (work / "stacks" / "Pulumi.v5e-spot.yaml").write_text(
+        (ROOT / "stacks" / "Pulumi.v5e-spot.yaml").read_text())
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "CALLS": str(tmp_path / "calls"),
+           "PREVIEW_JSON": str(DATA / "replace.json"), "STACK": "v5e-spot",
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "PYTHON": sys.executable,
+           "SUBMIT": str(bin_dir / "submit"), "PYTHONPATH": str(ROOT)}
+    res = subprocess.run(["bash", str(ROOT / ".github" / "scripts" / "pulumi-stack.sh"),
+                          "replacements"], cwd=work, env=env, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert res.returncode == 3, res.stderr
+    assert "refused: the change replaces accelerator pool v5litepod-16-0" in res.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls == ["preview --stack v5e-spot --non-interactive --refresh --json",
+                     "submit cluster at-risk --stack v5e-spot --replacements "
+                     "destroys-v5e-spot.json"]
+    summary_md = (tmp_path / "summary.md").read_text().splitlines()
+    assert summary_md[0] == "## What this change destroys"
+    assert summary_md[2].startswith("- **v5e-spot: replaces 1 TPU slice (v5litepod-16, 16 "
+                                    "chips each)")
