@@ -158,9 +158,7 @@ def _desired_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         },
         "cost": cost,
     }
-    if getattr(ev.config, "allow_replace", ()):  # infra/config/replace.py: read by the replacement guard
-        doc["allowReplace"] = [{"pool": a.pool, "reason": a.reason}
-                               for a in ev.config.allow_replace]
+    doc.update(replacements.doc_keys(ev.config))  # allowReplace, read by the guard
     # Config checks that warn rather than refuse (the Pulumi program logs the same ones).
     warnings = image_cache_spec.warnings(ev.config)
     if warnings:
@@ -281,9 +279,8 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
 
     Exit codes: 0 done; 1 a snapshot differs (--check-snapshots); 2 usage, or a stack file
     or its config is invalid (one line per problem, FILE:LINE: ...; nothing is written);
-    3 a policy rule is violated and not waived (--policy), or the change replaces or
-    deletes an accelerator pool without an allowance (--diff, --check-snapshots);
-    130 interrupted (Ctrl-C).
+    3 a policy rule is violated and not waived (--policy), or a pool replacement is not
+    allowed (--diff, --check-snapshots); 130 interrupted (Ctrl-C).
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs, offline = _evaluate(paths)
@@ -316,9 +313,8 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
 
         write(offline[0], outputs_file)
     seen = replacements.Collected(allow)
-    changed = [doc["stack"] for doc in docs
-               if _snapshot_changed(doc, root, update_snapshots, show_diff, check_snapshots,
-                                    seen)]
+    changed = [doc["stack"] for doc in docs if _snapshot_changed(
+        doc, root, update_snapshots, show_diff, check_snapshots, seen)]
     seen.write(replacements_file)
     failed = (run_policy and _policy_failed(docs)) | seen.report()
     if check_snapshots and changed:

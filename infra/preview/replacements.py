@@ -44,6 +44,14 @@ def _allowances(ctx: click.Context, param: click.Parameter,
     return tuple(out)
 
 
+def doc_keys(config: Any) -> dict[str, Any]:
+    """What a stack's desired-state document carries for the guard: its allowances, when
+    it has any (so that a stack without them keeps its snapshot as it was)."""
+    allow = getattr(config, "allow_replace", ())
+    return {"allowReplace": [{"pool": a.pool, "reason": a.reason} for a in allow]} \
+        if allow else {}
+
+
 def doc_allowances(doc: dict[str, Any]) -> tuple[Allowance, ...]:
     return tuple(Allowance(a["pool"], a["reason"]) for a in doc.get("allowReplace") or [])
 

@@ -59,7 +59,7 @@ def at_risk(pools: Iterable[Mapping[str, Any]], nodes: Iterable[Mapping[str, Any
         name = (meta.get("labels") or {}).get(JOBSET_NAME_LABEL)
         if name:
             running.setdefault((meta.get("namespace") or "", name), set()).add(str(pool))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (ns, name), on in running.items():
         js = js_by_key.get((ns, name), {"metadata": {}})
         rows.append({"kind": "JobSet", "namespace": ns, "name": name, "nodePools": sorted(on),
@@ -73,13 +73,13 @@ def at_risk(pools: Iterable[Mapping[str, Any]], nodes: Iterable[Mapping[str, Any
             continue
         names = {str(f) for psa in admission.get("podSetAssignments") or []
                  for f in (psa.get("flavors") or {}).values()}
-        on = sorted(pool for pool, labels in wanted.items()
+        admitted = sorted(pool for pool, labels in wanted.items()
                     if any(n in flavor_labels and flavor_labels[n].items() <= labels.items()
                            for n in names))
-        if on:
+        if admitted:
             meta = wl["metadata"]
             rows.append({"kind": "Workload", "namespace": meta.get("namespace") or "",
-                         "name": meta["name"], "nodePools": on, "state": "admitted",
+                         "name": meta["name"], "nodePools": admitted, "state": "admitted",
                          "owner": _owner(wl),
                          "age": _seconds(meta.get("creationTimestamp"), now)})
     return sorted(rows, key=lambda r: (r["namespace"], r["kind"], r["name"]))
