@@ -223,3 +223,23 @@ def test_the_allow_flag_needs_a_reason(project: Path) -> None:
     result = CliRunner().invoke(preview.main, ["v5e-spot", "--diff", "--allow", "x"])
     assert result.exit_code == 2
     assert "'x': expected POOL=REASON" in result.output
+
+
+@pytest.mark.parametrize(("stack", "old", "new", "op", "pool", "field"), [
+    # reservation affinity: another reservation (nodeConfig.reservationAffinity.values)
+    ("v5p-reserved", "reservation: v5p-128-reservation", "reservation: v5p-128-other",
+     "replaces", "v5p-128-0", "nodeConfig.reservationAffinity.values"),
+    # topology (and machine shape): another v5e slice shape names other node pools
+    ("v5e-spot", "accelerator: v5litepod-16", "accelerator: v5litepod-32", "deletes",
+     "v5litepod-16-0", "the node pool is deleted"),
+], ids=["v5p-reserved-reservation", "v5e-spot-topology"])
+def test_a_stack_change_that_recreates_a_slice_is_refused(
+        project: Path, stack: str, old: str, new: str, op: str, pool: str, field: str) -> None:
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+    result = CliRunner().invoke(preview.main, [stack, "--diff"])
+    assert result.exit_code == 3, result.output
+    assert result.stdout.splitlines()[1].startswith(f"{stack}: {op} ")
+    assert any(line.startswith(f"{stack}: refused: the change {op} accelerator pool {pool} ")
+               and field in line for line in result.stderr.splitlines()), result.stderr
