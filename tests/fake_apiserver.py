@@ -47,6 +47,7 @@ _NODES = re.compile(r"^/api/v1/nodes$")
 _LOCALQUEUE = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/localqueues/([^/]+)$")
 _CLUSTERQUEUES = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/clusterqueues$")
 _SLICES = re.compile(r"^/apis/accelerator\.gke\.io/v1beta1/slices$")  # GKE dynamic slicing
+_FLAVORS = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/resourceflavors$")
 _PENDING = re.compile(r"^/apis/visibility\.kueue\.x-k8s\.io/v1beta2/(.+)/pendingworkloads$")
 
 
@@ -105,6 +106,8 @@ class State:
     # message, field), or -> (field manager, field path) of a 409 apply conflict
     invalid: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     conflicts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Kueue ResourceFlavors (cluster-scoped); "resourceflavors" in forbidden: 403
+    resourceflavors: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _matches(labels: dict[str, str], selector: str | None) -> bool:
@@ -244,6 +247,13 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "ClusterQueueList",
                                     "apiVersion": "kueue.x-k8s.io/v1beta2",
                                     "items": st.clusterqueues})
+        if _FLAVORS.match(url.path) and method == "GET":
+            if "resourceflavors" in st.forbidden:
+                return self._status(403, 'resourceflavors.kueue.x-k8s.io is forbidden: User '
+                                    '"dev" cannot list resource "resourceflavors"', "Forbidden")
+            return self._send(200, {"kind": "ResourceFlavorList",
+                                    "apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": {},
+                                    "items": st.resourceflavors})
         if _SLICES.match(url.path) and method == "GET":
             if "slices" in st.forbidden:
                 return self._status(403, 'slices.accelerator.gke.io is forbidden: User "dev" '

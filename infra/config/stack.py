@@ -17,6 +17,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config.pathways                             the Pathways head pool, scratch, images
     infra.config.checkpointing                        multi-tier checkpointing (pools, bucket, RAM)
     infra.config.tensorboard                          the Vertex AI TensorBoard instance
+    infra.config.replace                              allowReplace: allowances to replace pools
     infra.config.stack (this module)                        StackConfig: parse composes the layers
 
 This module re-exports the layers' public names, so ``from infra.config.stack import SlicePool``
@@ -50,6 +51,7 @@ from infra.config.dynamic_slicing import check_addons as check_dynamic_addons
 from infra.config.reader import Reader
 from infra.config.slice_classes import SliceClass, parse_slice_classes
 from infra.config.secrets import SECRET_KEYS
+from infra.config.replace import Allowance, parse_allow_replace
 from infra.config.registry import RegistryConfig, check_cached_images, parse_registry
 from infra.record import record
 
@@ -95,6 +97,7 @@ class StackConfig:
     checkpointing: Checkpointing | None = None  # GKE multi-tier checkpointing
     tensorboard: VertexTensorboard | None = None  # a Vertex AI TensorBoard instance
     ml_diagnostics: bool = False  # ML Diagnostics' install and roles (infra/specs/ml_diagnostics.py)
+    allow_replace: tuple[Allowance, ...] = ()  # infra/config/replace.py
 
     @property
     def location(self) -> str:
@@ -114,6 +117,7 @@ TOP_LEVEL_KEYS = (
     "pathways", "sliceClasses",
     "checkpointing",
     "tensorboard", "mlDiagnostics",
+    "allowReplace",
 )
 
 
@@ -178,6 +182,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     tensorboard = parse_tensorboard(r, top.get("tensorboard"), region=cluster.region,
                                     cluster_name=cluster.cluster_name)
     ml_diagnostics = bool(r.get(top, "mlDiagnostics", "", bool, default=False))
+    allow_replace = parse_allow_replace(r, top.get("allowReplace"))
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
@@ -210,7 +215,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
         checkpointing=checkpointing, tensorboard=tensorboard,
-        ml_diagnostics=ml_diagnostics,
+        ml_diagnostics=ml_diagnostics, allow_replace=allow_replace,
     )
 
 

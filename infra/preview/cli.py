@@ -21,6 +21,8 @@ from typing import Any
 import click
 import yaml
 
+from infra.preview import replacements
+
 STACKS_DIR = Path("stacks")
 
 
@@ -156,6 +158,7 @@ def _desired_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         },
         "cost": cost,
     }
+    doc.update(replacements.doc_keys(ev.config))  # allowReplace, read by the guard
     # Config checks that warn rather than refuse (the Pulumi program logs the same ones).
     warnings = image_cache_spec.warnings(ev.config)
     if warnings:
@@ -262,20 +265,22 @@ def _show(value: Any, present: bool) -> str:
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Format of the desired state: YAML documents with the "
               "summary as comments, or JSON (one object per stack, a list for several).")
+@replacements.options
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
               help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
                    "[default: the nearest directory at or above this one with a "
                    "Pulumi.yaml].")
 def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
          check_snapshots: bool, update_snapshots: bool, run_policy: bool, summary_only: bool,
-         quiet: bool, fmt: str,
+         quiet: bool, fmt: str, replacements_file: str | None, allow: tuple[Any, ...],
          project_dir: str | None) -> None:
     """Print the desired state of each STACK (a name in stacks/ or a Pulumi.<stack>.yaml
     path; default: every stack in stacks/) without the Pulumi CLI or a cloud account.
 
     Exit codes: 0 done; 1 a snapshot differs (--check-snapshots); 2 usage, or a stack file
     or its config is invalid (one line per problem, FILE:LINE: ...; nothing is written);
-    3 a policy rule is violated and not waived (--policy); 130 interrupted (Ctrl-C).
+    3 a policy rule is violated and not waived (--policy), or a pool replacement is not
+    allowed (--diff, --check-snapshots); 130 interrupted (Ctrl-C).
     """
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs, offline = _evaluate(paths)
@@ -307,9 +312,11 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
         from infra.preview.outputs_file import write
 
         write(offline[0], outputs_file)
-    changed = [doc["stack"] for doc in docs
-               if _snapshot_changed(doc, root, update_snapshots, show_diff, check_snapshots)]
-    failed = run_policy and _policy_failed(docs)
+    seen = replacements.Collected(allow)
+    changed = [doc["stack"] for doc in docs if _snapshot_changed(
+        doc, root, update_snapshots, show_diff, check_snapshots, seen)]
+    seen.write(replacements_file)
+    failed = (run_policy and _policy_failed(docs)) | seen.report()
     if check_snapshots and changed:
         click.echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
                    "`accelstack-preview --update-snapshots`", err=True)
@@ -384,7 +391,7 @@ def _evaluate(paths: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str, A
 
 
 def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: bool,
-                      check: bool) -> bool:
+                      check: bool, seen: replacements.Collected) -> bool:
     """Rewrite the stack's snapshot (--update-snapshots) or compare with it, printing the
     differences; whether it differs."""
     snap = snapshot_path(doc["stack"], root)
@@ -401,10 +408,11 @@ def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: 
     if not snap.is_file():
         click.echo(f"{doc['stack']}: no snapshot at {snap} (run with --update-snapshots)")
         return True
-    lines = diff(yaml.safe_load(snap.read_text()), doc)
+    old = yaml.safe_load(snap.read_text())
+    lines = diff(old, doc)
     if lines:
         click.echo(f"{doc['stack']}: desired state differs from {snap}:")
-        click.echo("\n".join(lines))
+        click.echo("\n".join(seen.lead(old, doc) + lines))
     elif show_diff:
         click.echo(f"{doc['stack']}: no changes")
     return bool(lines)

@@ -71,3 +71,77 @@ def credentials(stack: str | None, outputs_file: str | None, project_dir: str,
                                  param_hint="'--kubeconfig'") from None
     switched = "" if no_switch else "; it is the current context"
     click.echo(f"wrote context {context} to {path}{switched} (kubectl --context {context})")
+
+
+@cluster.command("at-risk")
+@click.option("--replacements", "replacements_file", required=True, metavar="FILE",
+              type=click.Path(dir_okay=False),
+              help="What a change destroys, as `accelstack-preview --diff --replacements FILE` "
+                   "or `python -m infra.replacements pulumi-json ... --out FILE` wrote it; the "
+                   "workloads found are written back into it (for `python -m "
+                   "infra.replacements show FILE`).")
+@click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
+              shell_complete=complete("stacks"), help=STACK_HELP, callback=one_source("stack"))
+@click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS", show_envvar=True,
+              metavar="FILE", type=click.Path(dir_okay=False), help=OUTPUTS_HELP,
+              callback=one_source("outputs"))
+@click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
+              default=".", show_default=True, metavar="DIR", type=click.Path(file_okay=False),
+              help=PROJECT_DIR_HELP)
+@click.option("--namespace", "-n", "namespaces", multiple=True, metavar="NS",
+              help="Where to look for workloads [default: the namespaces of the stack's "
+                   "local queues]. Repeatable.")
+def at_risk(replacements_file: str, stack: str | None, outputs_file: str | None,
+            project_dir: str, namespaces: tuple[str, ...]) -> None:
+    """The JobSets running on, and the Kueue Workloads admitted to, the accelerator pools
+    a previewed change replaces or deletes, with owner and age (docs/review.md)."""
+    import json
+    import time
+
+    from submit.cli.context import Context
+    from submit.cluster.at_risk import read
+    from submit.cluster.kube import KubeError
+    from submit.state.at_risk import at_risk as match
+
+    path = Path(replacements_file)
+    try:
+        data = json.loads(path.read_text())
+        stacks = data["stacks"]
+        assert isinstance(stacks, list)
+    except (OSError, ValueError, KeyError, AssertionError, TypeError):
+        raise click.BadParameter(f"{path}: not a file written by accelstack-preview "
+                                 "--replacements", param_hint="'--replacements'") from None
+    ctx = Context(stack, outputs_file, project_dir)
+    outputs = ctx.outputs
+    # The stack's entry: by --stack, else by the cluster's name (a stack's cluster is
+    # named after it in the shipped stacks), else the file's only entry.
+    names = {(stack or "").rsplit("/", 1)[-1], outputs.cluster.name}
+    mine = [s for s in stacks if s.get("stack") in names] or (
+        stacks if len(stacks) == 1 else [])
+    if not mine:
+        raise click.BadParameter(f"{path} has no stack {stack!r} (it has "
+                                 f"{', '.join(str(s.get('stack')) for s in stacks)})",
+                                 param_hint="'--stack'")
+    ns = namespaces or tuple(q.namespace for q in outputs.local_queues) or (
+        outputs.workload_namespace,)
+    for entry in mine:
+        pools = [c["pool"] for c in entry.get("changes") or []
+                 if c.get("pool") and c.get("op") in ("replace", "delete", "unapplied")]
+        if not pools:
+            click.echo(f"{entry['stack']}: the change destroys no accelerator pool")
+            continue
+        try:
+            listed = read(ctx.cluster, [p["name"] for p in pools], ns)
+        except KubeError as e:
+            entry["workloads"] = f"not looked up: {e}"
+            click.echo(f"{entry['stack']}: could not look: {e}", err=True)
+            continue
+        rows = match(pools, listed["nodes"], listed["pods"], listed["jobsets"],
+                     listed["workloads"], listed["flavors"], time.time())
+        entry["workloads"] = {"namespaces": list(ns), "items": rows}
+        click.echo(f"{entry['stack']}: {len(rows)} workload{'s' if len(rows) != 1 else ''} "
+                   f"running on or admitted to {', '.join(p['name'] for p in pools)}")
+        for r in rows:
+            click.echo(f"  {r['kind']:8s} {r['namespace']}/{r['name']}  {r['state']:8s} on "
+                       f"{', '.join(r['nodePools'])}  owner {r['owner']}  age {r['age']}")
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
