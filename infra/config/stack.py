@@ -41,6 +41,7 @@ from infra.config.storage import Storage, Store, check_lustre_grants, parse_stor
 from infra.config.pathways import Pathways, parse_pathways, resolve_scratch
 from infra.config.checkpointing import Checkpointing, parse_checkpointing
 from infra.config.tensorboard import VertexTensorboard, parse_tensorboard
+from infra.config.observability import Observability, parse_observability
 from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
@@ -95,6 +96,8 @@ class StackConfig:
     checkpointing: Checkpointing | None = None  # GKE multi-tier checkpointing
     tensorboard: VertexTensorboard | None = None  # a Vertex AI TensorBoard instance
     ml_diagnostics: bool = False  # ML Diagnostics' install and roles (infra/specs/ml_diagnostics.py)
+    # Metric packages, dashboard, alert policies (infra/config/observability.py).
+    observability: Observability = Observability()
 
     @property
     def location(self) -> str:
@@ -114,6 +117,7 @@ TOP_LEVEL_KEYS = (
     "pathways", "sliceClasses",
     "checkpointing",
     "tensorboard", "mlDiagnostics",
+    "observability",
 )
 
 
@@ -178,6 +182,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     tensorboard = parse_tensorboard(r, top.get("tensorboard"), region=cluster.region,
                                     cluster_name=cluster.cluster_name)
     ml_diagnostics = bool(r.get(top, "mlDiagnostics", "", bool, default=False))
+    observability = parse_observability(r, top.get("observability"), version)
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
@@ -210,7 +215,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
         checkpointing=checkpointing, tensorboard=tensorboard,
-        ml_diagnostics=ml_diagnostics,
+        ml_diagnostics=ml_diagnostics, observability=observability,
     )
 
 
