@@ -204,7 +204,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
             lambda n: {**board_fields, "name": n})
     if observed is not None and observed.dashboard_id is not None:
         exported["monitoring"] = observed.dashboard_id.apply(
-            lambda d: {"project": cfg.project, "dashboard": d})
+            lambda d: {"project": cfg.project, "dashboard": d, "goodput": observed.goodput})
     return {contract.OUTPUT_NAME: exported}
 
 

@@ -5,6 +5,7 @@ monitoringConfig (infra/specs/cluster.py)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pulumi
@@ -14,7 +15,12 @@ import pulumi_kubernetes as k8s
 from infra.config.stack import StackConfig
 from infra.specs.observability import alerts as alerts_spec
 from infra.specs.observability import dashboard as dashboard_spec
+from infra.specs.observability import goodput as goodput_spec
 from infra.specs.observability import kueue_scrape
+
+
+def _member(cfg: StackConfig, grant: goodput_spec.Grant, number: Any) -> str:
+    return str(goodput_spec.grant_args(cfg, grant, str(number))["member"])
 
 
 def _object_name(obj: dict[str, Any]) -> str:
@@ -44,6 +50,18 @@ class Observability(pulumi.ComponentResource):
         for policy in alerts_spec.policies(cfg):
             gcp.monitoring.AlertPolicy(f"{name}-alert-{policy.key}", opts=child,
                                        **alerts_spec.policy_args(cfg, policy, channels))
+        # Goodput recording: each workload namespace's job identity may write the
+        # library's log entries and metrics (infra/specs/observability/goodput.py).
+        goodput = goodput_spec.grants(cfg)
+        if goodput:
+            number: pulumi.Input[str] = cfg.storage.project_number or (
+                gcp.organizations.get_project_output(
+                    project_id=cfg.project, opts=pulumi.InvokeOutputOptions(parent=self)).number)
+            for grant in goodput:
+                gcp.projects.IAMMember(grant.resource_name, opts=child, project=cfg.project,
+                                       role=grant.role,
+                                       member=pulumi.Output.from_input(number).apply(
+                                           functools.partial(_member, cfg, grant)))
         # Kueue's metrics: after Kueue (the caller orders this component after the
         # add-ons) and after GKE's Managed Prometheus, which serves the CRD.
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -55,4 +73,5 @@ class Observability(pulumi.ComponentResource):
                                                k8s_opts, pulumi.ResourceOptions(depends_on=deps)))
             if obj["kind"] == "Namespace":
                 namespace = made
+        self.goodput = bool(goodput)
         self.register_outputs({"dashboard": self.dashboard_id})

@@ -25,9 +25,13 @@ CONSOLE = "https://console.cloud.google.com/monitoring/dashboards/builder/"
 class MonitoringInfo:
     project: str
     dashboard: str  # projects/<number>/dashboards/<id>
+    # Each workload namespace's job identity may record goodput (the roles of
+    # infra/specs/observability/goodput.py).
+    goodput: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"project": self.project, "dashboard": self.dashboard}
+        return {"project": self.project, "dashboard": self.dashboard,
+                **({"goodput": True} if self.goodput else {})}
 
     def dashboard_url(self, namespace: str | None = None, workload: str | None = None) -> str:
         """The dashboard in the console; with ``namespace`` and ``workload`` its pinned
@@ -55,4 +59,7 @@ def load(data: Any, path: str, error: type[Exception]) -> MonitoringInfo | None:
         values.append(value)
     if not values[1].rsplit("/", 1)[-1]:
         raise error(f"{path}.dashboard: {values[1]!r} is not projects/P/dashboards/ID")
-    return MonitoringInfo(*values)
+    goodput = data.get("goodput", False)
+    if not isinstance(goodput, bool):
+        raise error(f"{path}.goodput: {goodput!r} is not true or false")
+    return MonitoringInfo(values[0], values[1], goodput)
