@@ -191,8 +191,10 @@ def _links(ctx: Context, row: dict[str, Any]) -> dict[str, Any] | None:
     if row.get("jobset") is None:
         return None
     from submit.render.diagnostics import links  # late: describe only
+    from submit.render.dashboard_link import with_dashboard
 
-    return links.links(ctx.outputs.cluster, row["jobset"])
+    return with_dashboard(links.links(ctx.outputs.cluster, row["jobset"]), ctx.outputs,
+                          row["jobset"])
 
 
 @experiment.command("delete")
