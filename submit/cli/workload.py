@@ -46,6 +46,8 @@ _READ = "submit.cli.workload_read"
                 "Hand a held workload (create --after, experiment --max-running) to Kueue."),
     "create-group": ("submit.cli.group", "create_group",
                      "Create one workload of several roles (a job group) from a file."),
+    "goodput": ("submit.cli.goodput", "goodput",
+                "A workload's goodput and badput breakdown (ml-goodput-measurement)."),
 }))
 @stack_group_options
 @click.pass_context
