@@ -36,8 +36,11 @@ def test_goodput_report_from_recorded_entries(outputs: Path, tmp_path: Path) -> 
     assert out.exit_code == 0, out.stderr
     found = json.loads(out.stdout)
     assert found["run"] == "w1" and found["lastStep"] == 10
-    # 240 s of job, 100 s of productive steps (steps 0..9 of 10 s each).
+    # 241 s of job: 60 s of TPU init, 60 s of training preparation, 10 s of data loading,
+    # then eleven steps 10 s apart.
     assert 35 < found["goodput"] < 50
+    assert abs(found["badput"]["TPU_INITIALIZATION"] - 100 * 60 / 241) < 0.01
+    assert abs(found["badput"]["DATA_LOADING_SYNC"] - 100 * 10 / 241) < 0.01
     assert set(found["badput"]) >= {"TPU_INITIALIZATION", "TRAINING_PREP", "DATA_LOADING_SYNC"}
     text = run(outputs, "goodput", "w1", "--entries", str(ENTRIES))
     assert text.stdout.startswith("run w1: goodput ")
@@ -62,3 +65,40 @@ def test_without_the_library_the_extra_is_named(outputs: Path) -> None:
     out = run(outputs, "goodput", "w1", "--entries", str(ENTRIES))
     assert out.exit_code == 1
     assert "pip install 'accelstack[goodput]'" in out.stderr
+
+
+DRY = ["create", "--workload", "w1", "--accelerator", "v5litepod-16", "--image",
+       "python:3.12", "--command", "python3 train.py", "--dry-run", "-o", "json"]
+
+
+def _env(out: str) -> dict[str, str]:
+    objs = json.loads(out)
+    items = objs.get("items", [objs])
+    js = next(o for o in items if o["kind"] == "JobSet")
+    pod = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    return {e["name"]: e.get("value", "") for e in pod["containers"][0].get("env", [])}
+
+
+def test_goodput_gives_the_run_name_and_log(outputs: Path) -> None:
+    out = run(outputs, *DRY, "--goodput", "--env", "M_MONITOR_GOODPUT=false")
+    assert out.exit_code == 0, out.stderr
+    env = _env(out.stdout)
+    assert env["ACCELSTACK_GOODPUT_RUN_NAME"] == "w1"
+    assert env["ACCELSTACK_GOODPUT_LOGGER_NAME"] == "goodput_w1"
+    assert (env["M_RUN_NAME"], env["M_ENABLE_GOODPUT_RECORDING"]) == ("w1", "true")
+    assert env["M_MONITOR_GOODPUT"] == "false"  # the user's own --env wins
+    plain = _env(run(outputs, *DRY).stdout)
+    assert not [k for k in plain if "GOODPUT" in k or k == "M_RUN_NAME"]
+
+
+def test_goodput_needs_a_stack_that_grants_the_roles(outputs: Path) -> None:
+    data = json.loads(outputs.read_text())
+    del data["accelstack"]["monitoring"]
+    outputs.write_text(json.dumps(data))
+    out = run(outputs, *DRY, "--goodput")
+    assert out.exit_code == 2
+    assert out.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--goodput': stack v5e-spot does not give its job "
+        "identities the roles to record goodput (roles/logging.logWriter, "
+        "roles/monitoring.metricWriter); its observability is off or its outputs predate "
+        "it: run `pulumi up` with observability on")

@@ -67,7 +67,7 @@ class Observability(pulumi.ComponentResource):
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider)
         namespace = None
         for obj in kueue_scrape.objects():
-            deps = [namespace] if namespace is not None else []
+            deps: list[pulumi.Resource] = [namespace] if namespace is not None else []
             made = k8s.yaml.v2.ConfigGroup(_object_name(obj), objs=[obj],
                                            opts=pulumi.ResourceOptions.merge(
                                                k8s_opts, pulumi.ResourceOptions(depends_on=deps)))

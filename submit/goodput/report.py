@@ -92,7 +92,7 @@ def report(workload: str, *, log: Any = None, cache_dir: str = "/tmp") -> dict[s
     """{"run", "goodput", "badput": {kind: percent}, "lastStep"} for ``workload``'s run,
     from ``log`` (a RecordedLog) or, with None, the real Cloud Logging log."""
     try:
-        from ml_goodput_measurement.src import goodput  # type: ignore[import-not-found]
+        from ml_goodput_measurement.src import goodput  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise GoodputError(f"the goodput report needs ml-goodput-measurement: {EXTRA}"
                            ) from None
@@ -103,10 +103,22 @@ def report(workload: str, *, log: Any = None, cache_dir: str = "/tmp") -> dict[s
         value, badput, last_step = calc.get_job_goodput(include_badput_breakdown=True)
     except ValueError as e:
         raise GoodputError(f"no goodput for run {run}: {e}") from None
-    return {"run": run, "goodput": round(float(value), 4),
-            "badput": {getattr(k, "name", str(k)): round(float(v), 4)
-                       for k, v in sorted(badput.items(), key=lambda kv: str(kv[0]))},
+    return {"run": run, "goodput": round(float(value), 4), "badput": _flat(badput),
             "lastStep": last_step}
+
+
+def _flat(badput: dict[Any, Any]) -> dict[str, float]:
+    """The library's breakdown by BadputType name; custom badput events (a mapping of the
+    workload's own event types) as CUSTOM_BADPUT_EVENTS/<type>."""
+    out: dict[str, float] = {}
+    for kind, value in badput.items():
+        name = str(getattr(kind, "name", kind))
+        if isinstance(value, dict):
+            for event, share in sorted(value.items()):
+                out[f"{name}/{event}"] = round(float(share), 4)
+        else:
+            out[name] = round(float(value), 4)
+    return out
 
 
 def lines(found: dict[str, Any]) -> list[str]:
