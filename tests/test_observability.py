@@ -262,3 +262,43 @@ def test_kueue_scrape_matches_kueues_endpoint() -> None:
                                                                         "/metrics")
     assert objs["Secret"]["metadata"]["namespace"] == \
         endpoint["authorization"]["credentials"]["secret"]["namespace"]
+
+
+# ----------------------------------------------------------------------------- program
+
+def test_the_program_declares_and_exports_it() -> None:
+    ev = harness.evaluate_file(CONFIGS["v6e-training"])
+    [board] = ev.of_type("gcp:monitoring/dashboard:Dashboard")
+    assert json.loads(board.inputs["dashboardJson"])["displayName"].startswith("accelstack ")
+    policies = ev.of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+    [channel] = ev.of_type("gcp:monitoring/notificationChannel:NotificationChannel")
+    assert channel.inputs["type"] == "email"
+    assert channel.inputs["labels"] == {"email_address": "ml-oncall@example.com"}
+    assert {p.name for p in policies} == {f"observability-alert-{k}" for k in
+                                          ("idle-tpu", "pending", "restarts", "repair")}
+    for p in policies:
+        assert p.inputs["notificationChannels"] == ["observability-channel-0-id"]
+    pending = next(p for p in policies if p.name.endswith("pending"))
+    assert pending.inputs["conditions"][0]["conditionPrometheusQueryLanguage"][
+        "duration"] == "7200s"  # the stack's pendingMinutes: 120
+    kinds = {r.inputs["objs"][0]["kind"] for r in ev.of_type("kubernetes:yaml/v2:ConfigGroup")
+             if r.name.startswith(("clusterpodmonitoring-", "secret-accelstack-metrics"))}
+    assert kinds == {"ClusterPodMonitoring", "Secret"}
+    monitoring = ev.outputs["accelstack"]["monitoring"]
+    assert monitoring == {"project": "my-ml-project", "goodput": True,
+                          "dashboard": "projects/my-ml-project/dashboards/"
+                                       "observability-dashboard"}
+    roles = {r.inputs["role"] for r in ev.of_type("gcp:projects/iAMMember:IAMMember")
+             if r.name.startswith("goodput-")}
+    assert roles == {"roles/logging.logWriter", "roles/monitoring.metricWriter",
+                     "roles/logging.viewer"}
+
+
+def test_observability_off_declares_none_of_it(tmp_path: Path) -> None:
+    text = CONFIGS["v5e-spot"].read_text() + "  accelstack:observability: false\n"
+    path = tmp_path / "stacks" / "Pulumi.v5e-spot.yaml"
+    path.parent.mkdir()
+    path.write_text(text)
+    ev = harness.evaluate_file(path)
+    assert not [r for r in ev.resources if r.type.startswith("gcp:monitoring/")]
+    assert "monitoring" not in ev.outputs["accelstack"]

@@ -57,7 +57,11 @@ def test_cluster_settings(stack: Evaluation) -> None:
     assert c["nodePoolDefaults"] == {"nodeConfigDefaults": {"gcfsConfig": {"enabled": True}}}
     assert c["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert c["loggingConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS", "WORKLOADS"]}
-    assert c["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS"]
+    # GKE's metric packages the stack needs (infra/specs/observability/packages.py).
+    gpus = any(p.accelerator.kind == "gpu" for p in cfg.slices)
+    assert c["monitoringConfig"]["enableComponents"] == [
+        "SYSTEM_COMPONENTS", "POD", *(["DCGM"] if gpus else []), "JOBSET"]
+    assert c["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
     assert c["deletionProtection"] is cfg.deletion_protection
     assert c["resourceLabels"] == dict(cfg.labels)
     assert c["releaseChannel"] == {"channel": cfg.release_channel}
