@@ -714,6 +714,7 @@ CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fie
                  "infra.config.pathways", "infra.config.addons", "infra.config.registry", "infra.config.store_kinds", "infra.config.storage",
                  "infra.config.checkpointing",
                  "infra.config.tensorboard",
+                 "infra.config.observability",
                  "infra.config.stack"]
 
 

@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from infra.components import child_options
 from infra.config.stack import StackConfig
 from infra.specs.observability import alerts as alerts_spec
 from infra.specs.observability import dashboard as dashboard_spec
@@ -36,7 +37,8 @@ class Observability(pulumi.ComponentResource):
     def __init__(self, name: str, cfg: StackConfig, *, provider: pulumi.ProviderResource,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:observability:Observability", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # Children wait for what the component waits for (the APIs, the add-ons).
+        child = child_options(self, opts)
         obs = cfg.observability
         self.dashboard_id: pulumi.Output[str] | None = None
         if obs.dashboard:
@@ -64,7 +66,8 @@ class Observability(pulumi.ComponentResource):
                                            functools.partial(_member, cfg, grant)))
         # Kueue's metrics: after Kueue (the caller orders this component after the
         # add-ons) and after GKE's Managed Prometheus, which serves the CRD.
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider)
+        k8s_opts = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(provider=provider))
         namespace = None
         for obj in kueue_scrape.objects():
             deps: list[pulumi.Resource] = [namespace] if namespace is not None else []
