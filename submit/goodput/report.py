@@ -9,8 +9,9 @@ over ``google.cloud.logging.Client()`` (the real log, in ``GOOGLE_CLOUD_PROJECT`
 ``RecordedLog`` below serves entries recorded in the library's own payload format (a JSON
 lines file: one ``jsonPayload`` a line), for offline reports and the tests.
 
-The library is an optional extra (``accelstack[goodput]``): its Google Cloud clients want
-a newer protobuf than the rest of the tool pins (docs/dependencies.md).
+The library is an optional extra (``accelstack[goodput]``): it brings Google's Cloud
+Logging, Monitoring and Storage clients, numpy and scipy, which nothing else of `submit`
+needs (docs/dependencies.md).
 """
 
 from __future__ import annotations
