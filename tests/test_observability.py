@@ -279,8 +279,9 @@ def test_the_program_declares_and_exports_it() -> None:
     for p in policies:
         assert p.inputs["notificationChannels"] == ["observability-channel-0-id"]
     pending = next(p for p in policies if p.name.endswith("pending"))
-    assert pending.inputs["conditions"][0]["conditionPrometheusQueryLanguage"][
-        "duration"] == "7200s"  # the stack's pendingMinutes: 120
+    condition = pending.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]
+    assert condition["duration"] == "7200s"  # the stack's pendingMinutes: 120
+    assert condition["disableMetricValidation"] is True
     kinds = {r.inputs["objs"][0]["kind"] for r in ev.of_type("kubernetes:yaml/v2:ConfigGroup")
              if r.name.startswith(("clusterpodmonitoring-", "secret-accelstack-metrics"))}
     assert kinds == {"ClusterPodMonitoring", "Secret"}

@@ -11,7 +11,7 @@ import pytest
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from infra.contract import outputs as contract
-from submit_cli import run
+from submit_cli import run, run_experiment
 
 CREATE = ["create", "--workload", "w1", "--accelerator", "v6e-256", "--image", "python:3.12",
           "--command", "python3 train.py"]
@@ -53,3 +53,16 @@ def test_monitoring_round_trips_and_is_checked(outputs: Path) -> None:
     data["monitoring"] = {"project": "p", "dashboard": ""}
     with pytest.raises(contract.ContractError, match=r"monitoring\.dashboard: '' is not"):
         contract.load(data)
+
+
+def test_experiment_describe_links_each_trial(outputs: Path, tmp_path: Path,
+                                              server: FakeApiServer) -> None:
+    sweep = tmp_path / "lr.yaml"
+    sweep.write_text("name: lr\nworkload:\n  accelerator: v6e-256\n  image: python:3.12\n"
+                     "  command: python3 train.py\nsweep:\n  env.LR: ['1e-4', '3e-4']\n")
+    assert run_experiment(outputs, "create", str(sweep)).exit_code == 0
+    data = json.loads(run_experiment(outputs, "describe", "lr", "-o", "json").stdout)
+    links = [t["links"]["dashboard"] for t in data["trials"]]
+    assert links == [BOARD.replace("val:w1", "val:lr-0"), BOARD.replace("val:w1", "val:lr-1")]
+    text = run_experiment(outputs, "describe", "lr").stdout
+    assert f"  dashboard: {links[1]}" in text.splitlines()

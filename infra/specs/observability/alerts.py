@@ -116,7 +116,14 @@ def policy_args(cfg: StackConfig, policy: Policy, channels: list[Any]) -> dict[s
             "condition_prometheus_query_language": {
                 "query": policy.query,
                 "duration": f"{policy.duration_s}s",
-                "evaluation_interval": "60s",
+                "evaluation_interval": "60s",  # a positive multiple of 30 s
+                # The metrics exist only once scraped or reported (Kueue's after the first
+                # scrape, the TPU ones once a TPU pod runs, kube_jobset_* once a JobSet
+                # exists); Cloud Monitoring otherwise refuses a condition on a metric that
+                # does not exist yet (v3 PrometheusQueryLanguageCondition.
+                # disableMetricValidation: "allows alerting policies to be defined on
+                # metrics that do not yet exist").
+                "disable_metric_validation": True,
             },
         }],
         "documentation": {"content": policy.documentation, "mime_type": "text/markdown"},
