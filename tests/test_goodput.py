@@ -105,3 +105,25 @@ def test_goodput_needs_a_stack_that_grants_the_roles(outputs: Path) -> None:
         "identities the roles to record goodput (roles/logging.logWriter, "
         "roles/monitoring.metricWriter); its observability is off or its outputs predate "
         "it: run `pulumi up` with observability on")
+
+
+def test_experiment_goodput_reports_each_trial(outputs: Path) -> None:
+    _library()
+    from submit_cli import run_experiment
+
+    out = run_experiment(outputs, "goodput", "lr", "--entries",
+                         str(ENTRIES.with_name("goodput-lr.jsonl")), "-o", "json")
+    assert out.exit_code == 0, out.stderr
+    trials = json.loads(out.stdout)["trials"]
+    assert [t["run"] for t in trials] == ["lr-0", "lr-1"]
+    # lr-0 spent 60 s of its 121 s in TPU init, lr-1 30 s of its 91 s.
+    assert abs(trials[0]["badput"]["TPU_INITIALIZATION"] - 100 * 60 / 121) < 0.01
+    assert abs(trials[1]["badput"]["TPU_INITIALIZATION"] - 100 * 30 / 91) < 0.01
+
+
+def test_experiment_goodput_without_runs(outputs: Path) -> None:
+    from submit_cli import run_experiment
+
+    out = run_experiment(outputs, "goodput", "nope", "--entries", str(ENTRIES))
+    assert out.exit_code == 1
+    assert out.stderr == "Error: experiment nope: no trial runs found\n"

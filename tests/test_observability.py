@@ -195,10 +195,25 @@ def test_the_dashboard_validator_catches_a_typo() -> None:
     assert len(found) == 2 and "plotTyp: not a field of DataSet" in found[0] + found[1]
 
 
+@pytest.mark.parametrize("stack", sorted(CONFIGS))
+def test_dashboard_tiles_fit_and_do_not_overlap(stack: str) -> None:
+    board = dashboard.dashboard(_cfg(CONFIGS[stack]))
+    cells: set[tuple[int, int]] = set()
+    for tile in board["mosaicLayout"]["tiles"]:
+        assert tile["xPos"] + tile["width"] <= board["mosaicLayout"]["columns"]
+        area = {(x, y) for x in range(tile["xPos"], tile["xPos"] + tile["width"])
+                for y in range(tile["yPos"], tile["yPos"] + tile["height"])}
+        assert not area & cells, tile["widget"]["title"]
+        cells |= area
+
+
 def test_dashboard_sections() -> None:
     v6e = dashboard.queries(_cfg(CONFIGS["v6e-training"]))
     titles = [t for t, _, _ in v6e]
     assert any(t.startswith("Multislice collective") for t in titles)
+    assert "TPU duty cycle per pod (%)" in titles
+    headers = [h for h, _ in dashboard.sections(_cfg(CONFIGS["v6e-training"]))]
+    assert headers[-3:] == ["multislice", "Kueue", "node pools"]
     assert not any(t.startswith("GPU") for t in titles)
     a3 = [t for t, _, _ in dashboard.queries(_cfg(CONFIGS["a3mega"]))]
     assert any(t.startswith("GPU utilisation") for t in a3)

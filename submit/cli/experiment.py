@@ -279,3 +279,9 @@ def _report_finished(name: str, rows: list[dict[str, Any]]) -> None:
                    f"succeed: {', '.join(failed)}")
         sys.exit(EXIT_FAILED)
     click.echo(f"experiment {name}: all {len(rows)} trials succeeded")
+
+
+# `experiment goodput` lives with `workload goodput` (docs/observability.md).
+from submit.cli.goodput import experiment_goodput  # noqa: E402
+
+experiment.add_command(experiment_goodput)

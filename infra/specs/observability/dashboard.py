@@ -4,7 +4,7 @@ monitoring.v1.json, which tests/test_observability_dashboard.py validates agains
 
 One dashboard per stack, built from the stack: per accelerator pool its TPU duty cycle,
 TensorCore utilisation and HBM used (node metrics, narrowed to the pool's nodes), the
-multislice collective and DCN latencies when a pool has more than one slice, DCGM's GPU
+TPU duty cycle and HBM used per pod (container metrics), the multislice collective and DCN latencies when a pool has more than one slice, DCGM's GPU
 utilisation and framebuffer memory for GPU pools, Kueue's pending and admitted workloads
 per ClusterQueue, and the node pools' status (repairs show as Reconciling or Error) and
 interruptions. Every chart is a PromQL query (metrics.py says how names are written).
@@ -117,47 +117,53 @@ def node_pool_queries(cfg: StackConfig) -> list[tuple[str, str, str]]:
     ]
 
 
-def queries(cfg: StackConfig) -> list[tuple[str, str, str]]:
-    """Every chart of the dashboard, in order: (title, PromQL, unit)."""
-    out: list[tuple[str, str, str]] = []
-    for pool in cfg.slices:
-        if pool.accelerator.kind == "tpu":
-            out += tpu_queries(cfg, pool)
-    if any(p.accelerator.kind == "tpu" and p.count > 1 for p in cfg.slices):
-        out += multislice_queries(cfg)
+def workload_queries(cfg: StackConfig) -> list[tuple[str, str, str]]:
+    """Per pod of the workloads (container metrics carry namespace_name and pod_name, so
+    the dashboard's namespace filter narrows them to a workload's namespace)."""
+    where = {"cluster_name": cfg.cluster_name}
+    return [
+        ("TPU duty cycle per pod (%)",
+         f"avg by (namespace_name, pod_name) ({m.selector(m.TPU_DUTY_CYCLE, **where)})", "%"),
+        ("HBM used per pod",
+         f"sum by (namespace_name, pod_name) ({m.selector(m.HBM_USED, **where)})", "By"),
+    ]
+
+
+def sections(cfg: StackConfig) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """The dashboard's sections in order: (header, [(title, PromQL, unit)])."""
+    out: list[tuple[str, list[tuple[str, str, str]]]] = []
+    tpu = [p for p in cfg.slices if p.accelerator.kind == "tpu"]
+    for pool in tpu:
+        out.append((f"accelerator pool {pool.name}", tpu_queries(cfg, pool)))
+    if tpu:
+        out.append(("workloads (pods)", workload_queries(cfg)))
+    if any(p.count > 1 for p in tpu):
+        out.append(("multislice", multislice_queries(cfg)))
     if any(p.accelerator.kind == "gpu" for p in cfg.slices):
-        out += gpu_queries(cfg)
-    out += kueue_queries(cfg)
-    out += node_pool_queries(cfg)
+        out.append(("GPUs (DCGM)", gpu_queries(cfg)))
+    out.append(("Kueue", kueue_queries(cfg)))
+    out.append(("node pools", node_pool_queries(cfg)))
     return out
 
 
-def _section_of(title: str) -> str:
-    return title.split(":", 1)[0] if ":" in title else ""
+def queries(cfg: StackConfig) -> list[tuple[str, str, str]]:
+    """Every chart of the dashboard, in order: (title, PromQL, unit)."""
+    return [q for _, charts in sections(cfg) for q in charts]
 
 
 def dashboard(cfg: StackConfig) -> dict[str, Any]:
-    """The Dashboard object: a mosaic of two charts a row, a section header before each
-    pool's charts and before the cluster-wide ones."""
+    """The Dashboard object: a mosaic of two charts a row, each section under a header."""
     tiles: list[dict[str, Any]] = []
     y = 0
-    col = 0
-    section = None
-    for title, query, unit in queries(cfg):
-        name = _section_of(title) or "cluster"
-        if name != section:
-            if col:
-                y, col = y + _HEIGHT, 0
-            what = ("accelerator pool " + name) if name != "cluster" else "the cluster"
-            tiles.append({"xPos": 0, "yPos": y, "width": _WIDTH, "height": 4,
-                          "widget": _header(f"{what}", f"stack {cfg.cluster_name}")})
-            y += 4
-            section = name
-        tiles.append({"xPos": col * _HALF, "yPos": y, "width": _HALF, "height": _HEIGHT,
-                      "widget": _chart(title, query, unit=unit)})
-        col = 1 - col
-        if col == 0:
-            y += _HEIGHT
+    for header, charts in sections(cfg):
+        tiles.append({"xPos": 0, "yPos": y, "width": _WIDTH, "height": 4,
+                      "widget": _header(header, f"stack {cfg.cluster_name}")})
+        y += 4
+        for i, (title, query, unit) in enumerate(charts):
+            tiles.append({"xPos": (i % 2) * _HALF, "yPos": y + (i // 2) * _HEIGHT,
+                          "width": _HALF, "height": _HEIGHT,
+                          "widget": _chart(title, query, unit=unit)})
+        y += ((len(charts) + 1) // 2) * _HEIGHT
     return {
         "displayName": display_name(cfg),
         "mosaicLayout": {"columns": _WIDTH, "tiles": tiles},
