@@ -264,6 +264,14 @@ def _closed(schema: Any) -> Any:
     return out
 
 
+def test_kueue_scrape_core_objects_are_valid() -> None:
+    import schema
+
+    for obj in kueue_scrape.objects():
+        if obj["kind"] != "ClusterPodMonitoring":  # the GMP CRD: the test above
+            schema.validate(obj)
+
+
 def test_kueue_scrape_matches_kueues_endpoint() -> None:
     _need(UPSTREAM / "kueue-v0.19.2-metrics" / "manager.yaml")
     manager = (UPSTREAM / "kueue-v0.19.2-metrics" / "manager.yaml").read_text()
