@@ -19,7 +19,9 @@ _ENTRIES = click.option(
     help="Read the runs' entries from this file (one jsonPayload a line, the library's own "
          "format) instead of Cloud Logging.")
 _FORMAT = click.option("-o", "--output", "fmt", type=click.Choice(["table", "json"]),
-                       default="table", show_default=True)
+                       default="table", show_default=True,
+                       help="Output format: the text, or the same as data (run, goodput, "
+                            "badput by kind, lastStep; percentages).")
 
 
 def _report(ctx: Context, run: str, entries: list[dict[str, Any]] | None) -> dict[str, Any]:
