@@ -28,6 +28,7 @@ from infra.components.pools import Pools
 from infra.components.checkpointing import MultiTierCheckpointing
 from infra.components.tensorboard import VertexTensorboard
 from infra.components.ml_diagnostics import MlDiagnostics
+from infra.components.observability import Observability
 from infra.components.cluster import GkeCluster
 from infra.components.network import ClusterNetwork, GpuDataNetworks
 from infra.components.pathways import PathwaysAccess
@@ -178,6 +179,12 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         MlDiagnostics("mldiagnostics", cfg, provider=addons.provider,
                       opts=pulumi.ResourceOptions(depends_on=[addons]))
 
+    observed = None
+    if cfg.observability.enabled:
+        # After the Monitoring API and the add-ons (Kueue, whose metrics it scrapes).
+        observed = Observability("observability", cfg, provider=addons.provider,
+                                 opts=pulumi.ResourceOptions(depends_on=[apis, addons]))
+
     # One structure; plain fields stay plain and only the kubeconfig is a secret, so
     # `pulumi stack output` and previews show everything else.
     exported: dict[str, Any] = exports.build(
@@ -195,6 +202,9 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         board_fields = exported["tensorboard"]
         exported["tensorboard"] = board.resource_name.apply(
             lambda n: {**board_fields, "name": n})
+    if observed is not None and observed.dashboard_id is not None:
+        exported["monitoring"] = observed.dashboard_id.apply(
+            lambda d: {"project": cfg.project, "dashboard": d, "goodput": observed.goodput})
     return {contract.OUTPUT_NAME: exported}
 
 

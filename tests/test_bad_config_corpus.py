@@ -269,6 +269,24 @@ CASES: list[tuple[str, str | bytes, int | None, list[str]]] = [
     ("unknown-policy-rule", stack("  accelstack:policy:", "    waivers:",
                                   "      - {rule: no-such-rule, reason: a long enough reason}"), 11,
      ["policy.waivers[0].rule: 'no-such-rule' is not a policy rule"]),
+    # Observability (docs/observability.md)
+    ("observability-package-floor", stack("  accelstack:gkeVersion: '1.31.5-gke.1000000'",
+                                          "  accelstack:observability:",
+                                          "    metricPackages: [POD, JOBSET]"), 11,
+     ["observability.metricPackages[1]: JOBSET needs GKE 1.32.1-gke.1357001 or later; "
+      "gkeVersion is 1.31.5-gke.1000000"]),
+    ("observability-unknown-package", stack("  accelstack:observability:",
+                                            "    metricPackages: [GPU]"), 10,
+     ["observability.metricPackages[0]: 'GPU' is not a GKE metric package; allowed: "
+      "SYSTEM_COMPONENTS, APISERVER,"]),
+    ("observability-webhook-http", stack("  accelstack:observability:",
+                                         "    notificationChannels:",
+                                         "      - webhook: http://hooks.example.com/a"), 11,
+     ["observability.notificationChannels[0].webhook: 'http://hooks.example.com/a' is not "
+      "an https:// URL"]),
+    ("observability-threshold", stack("  accelstack:observability:", "    alerts:",
+                                      "      pendingMinutes: 2000"), 11,
+     ["observability.alerts.pendingMinutes: 2000 is not between 5 and 1440"]),
 ]
 
 

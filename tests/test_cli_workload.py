@@ -849,6 +849,10 @@ LOGS_LINK = (
     "%2B%24%22?project=my-ml-project")
 WORKLOAD_LINK = ("https://console.cloud.google.com/kubernetes/service/us-west4/v5e-spot/"
                  "training/w1/details?project=my-ml-project")
+# The stack's dashboard narrowed to the workload (docs/observability.md).
+DASHBOARD_LINK = ("https://console.cloud.google.com/monitoring/dashboards/builder/observability-"
+                  "dashboard;filters=type:rlabel,key:namespace_name,val:training%2B"
+                  "type:mlabel,key:top_level_controller_name,val:w1?project=my-ml-project")
 
 
 def _test_describe_text(outputs: Path, server: FakeApiServer) -> None:
@@ -876,6 +880,7 @@ def _test_describe_text(outputs: Path, server: FakeApiServer) -> None:
         "Links:\n"
         f"  logs:      {LOGS_LINK}\n"
         f"  workload:  {WORKLOAD_LINK}\n"
+        f"  dashboard: {DASHBOARD_LINK}\n"
         "Admission checks:\n"
         "  none\n"
         "Queue position: not known: Kueue's visibility API did not answer (not served, or "
@@ -932,7 +937,8 @@ def test_describe_as_data(outputs: Path, server: FakeApiServer) -> None:
         "schedulingEvents": [], "verdict": "admitted: pods are starting or running",
         "diagnostics": {"stackTraces": None, "xlaDump": None, "debugLogs": False,
                         "tensorboard": None},
-        "links": {"logs": LOGS_LINK, "workload": WORKLOAD_LINK, "stores": []}}
+        "links": {"logs": LOGS_LINK, "workload": WORKLOAD_LINK, "stores": [],
+                  "dashboard": DASHBOARD_LINK}}
     as_yaml = run(outputs, "describe", "w1", "-o", "yaml")
     assert yaml.safe_load(as_yaml.stdout) == data
 

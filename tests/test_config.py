@@ -715,6 +715,7 @@ CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fie
                  "infra.config.checkpointing",
                  "infra.config.tensorboard",
                  "infra.config.replace",
+                 "infra.config.observability",
                  "infra.config.stack"]
 
 

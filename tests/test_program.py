@@ -57,7 +57,11 @@ def test_cluster_settings(stack: Evaluation) -> None:
     assert c["nodePoolDefaults"] == {"nodeConfigDefaults": {"gcfsConfig": {"enabled": True}}}
     assert c["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert c["loggingConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS", "WORKLOADS"]}
-    assert c["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS"]
+    # GKE's metric packages the stack needs (infra/specs/observability/packages.py).
+    gpus = any(p.accelerator.kind == "gpu" for p in cfg.slices)
+    assert c["monitoringConfig"]["enableComponents"] == [
+        "SYSTEM_COMPONENTS", "POD", *(["DCGM"] if gpus else []), "JOBSET"]
+    assert c["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
     assert c["deletionProtection"] is cfg.deletion_protection
     assert c["resourceLabels"] == dict(cfg.labels)
     assert c["releaseChannel"] == {"channel": cfg.release_channel}
@@ -77,8 +81,11 @@ def test_cluster_settings(stack: Evaluation) -> None:
 
 
 def test_node_service_account_is_least_privilege(stack: Evaluation) -> None:
-    roles = sorted(harness._plain(r.inputs)["role"]
-                   for r in stack.of_type("gcp:projects/iAMMember:IAMMember"))
+    # The job identities' goodput roles (infra/specs/observability/goodput.py) are
+    # granted to workload namespaces' principals, not to the nodes.
+    members = [r for r in stack.of_type("gcp:projects/iAMMember:IAMMember")
+               if not r.name.startswith("goodput-")]
+    roles = sorted(harness._plain(r.inputs)["role"] for r in members)
     # serviceUsageConsumer: image streaming with a custom node service account (GKE's
     # image-streaming page, Requirements)
     # A stack with its own registry reads that repository only (a repository-level grant,
@@ -86,7 +93,7 @@ def test_node_service_account_is_least_privilege(stack: Evaluation) -> None:
     project_wide = [] if stack.config.registry else ["roles/artifactregistry.reader"]
     assert roles == project_wide + ["roles/container.defaultNodeServiceAccount",
                                     "roles/serviceusage.serviceUsageConsumer"]
-    for r in stack.of_type("gcp:projects/iAMMember:IAMMember"):
+    for r in members:
         assert r.inputs["member"].startswith("serviceAccount:")
 
 
@@ -148,7 +155,8 @@ def test_resources_live_in_components(stack: Evaluation) -> None:
         "accelstack:registry:WorkloadRegistry", "accelstack:storage:WorkloadStorage",
         "accelstack:storage:StorageObjects", "accelstack:pathways:PathwaysAccess",
         "accelstack:slice_classes:SliceClasses",
-        "accelstack:checkpointing:MultiTierCheckpointing"}
+        "accelstack:checkpointing:MultiTierCheckpointing",
+        "accelstack:observability:Observability"}
     for r in stack.resources:
         if r.custom:
             assert r.parent in comps, f"{r.type} {r.name} is not parented by a component"
@@ -163,7 +171,9 @@ def test_project_services_come_first(stack: Evaluation) -> None:
          "containerfilesystem.googleapis.com", "iam.googleapis.com",
         *(["artifactregistry.googleapis.com"] if stack.config.registry else []),
         *storage_spec.services(stack.config),  # storage, file, ... for declared stores
-        *(["storage.googleapis.com"] if stack.config.pathways else [])})
+        *(["storage.googleapis.com"] if stack.config.pathways else []),
+        # the dashboard and alert policies (infra/specs/observability/), on by default
+        *(["monitoring.googleapis.com"] if stack.config.observability.enabled else [])})
     for r in services.values():
         inputs = harness._plain(r.inputs)
         assert inputs["project"] == stack.config.project

@@ -42,6 +42,7 @@ from infra.config.storage import Storage, Store, check_lustre_grants, parse_stor
 from infra.config.pathways import Pathways, parse_pathways, resolve_scratch
 from infra.config.checkpointing import Checkpointing, parse_checkpointing
 from infra.config.tensorboard import VertexTensorboard, parse_tensorboard
+from infra.config.observability import Observability, parse_observability
 from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
@@ -98,6 +99,8 @@ class StackConfig:
     tensorboard: VertexTensorboard | None = None  # a Vertex AI TensorBoard instance
     ml_diagnostics: bool = False  # ML Diagnostics' install and roles (infra/specs/ml_diagnostics.py)
     allow_replace: tuple[Allowance, ...] = ()  # infra/config/replace.py
+    # Metric packages, dashboard, alert policies (infra/config/observability.py).
+    observability: Observability = Observability()
 
     @property
     def location(self) -> str:
@@ -118,6 +121,7 @@ TOP_LEVEL_KEYS = (
     "checkpointing",
     "tensorboard", "mlDiagnostics",
     "allowReplace",
+    "observability",
 )
 
 
@@ -183,6 +187,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
                                     cluster_name=cluster.cluster_name)
     ml_diagnostics = bool(r.get(top, "mlDiagnostics", "", bool, default=False))
     allow_replace = parse_allow_replace(r, top.get("allowReplace"))
+    observability = parse_observability(r, top.get("observability"), version)
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
@@ -216,6 +221,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
         checkpointing=checkpointing, tensorboard=tensorboard,
         ml_diagnostics=ml_diagnostics, allow_replace=allow_replace,
+        observability=observability,
     )
 
 

@@ -139,6 +139,9 @@ class _Mocks(pulumi.runtime.Mocks):
             if dns is not None:
                 # GKE's name is <uid>.<region>.gke.goog; .example is reserved (RFC 2606).
                 dns["endpoint"] = f"{name}.{loc}.{PREVIEW_DNS_SUFFIX}"
+        elif args.typ == "gcp:monitoring/dashboard:Dashboard":
+            # The API names a dashboard projects/<number>/dashboards/<id>.
+            rid = f"projects/{project}/dashboards/{args.name}"
         elif args.typ == "gcp:serviceaccount/account:Account":
             state["email"] = f"{state['accountId']}@{project}.iam.gserviceaccount.com"
         elif args.typ == "gcp:compute/network:Network":

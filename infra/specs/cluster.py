@@ -18,6 +18,7 @@ from infra.specs.addons import (JOBSET_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT,
 from infra.specs import dynamic_slicing as dynamic_spec
 from infra.specs import storage as storage_spec
 from infra.specs import checkpointing as checkpointing_spec
+from infra.specs.observability import packages as metric_packages
 from infra.specs.slice_classes import autoscaling as class_autoscaling
 from infra.config.stack import StackConfig
 
@@ -117,7 +118,8 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
         },
         "logging_config": {"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         "monitoring_config": {
-            "enable_components": ["SYSTEM_COMPONENTS"],
+            # GKE's managed metric packages (infra/specs/observability/packages.py).
+            "enable_components": metric_packages.enable_components(cfg),
             "managed_prometheus": {"enabled": True},
         },
         "cluster_autoscaling": _nap(cfg, service_account),

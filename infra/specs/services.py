@@ -42,6 +42,9 @@ STORAGE = "storage.googleapis.com"
 # resource: "Enable Vertex AI API" is MaxText's first prerequisite for uploading to it
 # (AI-Hypercomputer/maxtext getting_started/Use_Vertex_AI_Tensorboard.md).
 VERTEX_AI = "aiplatform.googleapis.com"
+# The dashboard, alert policies and notification channels (gcp.monitoring.*) are Cloud
+# Monitoring API resources (infra/specs/observability/).
+MONITORING = "monitoring.googleapis.com"
 
 
 @record
@@ -73,6 +76,8 @@ def apis(cfg: StackConfig) -> list[Api]:
         names.append(STORAGE)
     if cfg.tensorboard is not None:
         names.append(VERTEX_AI)
+    if cfg.observability.dashboard or cfg.observability.alerts.enabled:
+        names.append(MONITORING)
     unique = list(dict.fromkeys(names))
     return [Api(cfg.project, s) for s in unique] + other
 

@@ -12,6 +12,7 @@ from infra.record import record
 from submit.cli.options import complete, namespace_option
 from submit.cli.image_pin import resolve_image_option
 from submit.cli.diagnostics_options import DIAGNOSTIC_OPTIONS
+from submit.cli.goodput_options import GOODPUT_OPTIONS, goodput_env
 from submit.cli.runtime_options import RUNTIME_OPTIONS
 from submit.render import spec as sp
 
@@ -76,6 +77,7 @@ _OPTIONS = [
                   help="Mount a store of the stack (default path /mnt/STORE, read-write unless "
                        ":ro); its path is in $ACCELSTACK_MOUNT_<STORE>. Repeatable."),
     *DIAGNOSTIC_OPTIONS,
+    *GOODPUT_OPTIONS,
     *RUNTIME_OPTIONS,
     click.option("--pathways", is_flag=True,
                   help="Run on Pathways: a head pod (resource manager, proxy and your container, "
@@ -176,6 +178,7 @@ class CreateOptions:
     pathways_worker_arg: tuple[str, ...] = ()
     parallel_containers: int | None = None
     ml_diagnostics: bool = False
+    goodput: bool = False
 
     def workload(self) -> api.Workload:
         """The workload these options describe (its image may still come from --script-dir)."""
@@ -184,7 +187,8 @@ class CreateOptions:
         return api.Workload(
             name=self.name, accelerator=self.accelerator, image=self.image,
             command=self.command, num_slices=self.num_slices, num_nodes=self.num_nodes,
-            pool=self.pool, namespace=self.namespace, queue=self.queue, env=self.env,
+            pool=self.pool, namespace=self.namespace, queue=self.queue,
+            env=goodput_env(self.goodput, self.name) + tuple(self.env),
             env_file=self.env_file, secret_env=self.secret_env, priority=self.priority,
             max_restarts=self.max_restarts, restart_on_exit_codes=self.restart_on_exit_codes,
             ttl=self.ttl, termination_grace_period=self.termination_grace_period,

@@ -191,8 +191,10 @@ def _links(ctx: Context, row: dict[str, Any]) -> dict[str, Any] | None:
     if row.get("jobset") is None:
         return None
     from submit.render.diagnostics import links  # late: describe only
+    from submit.render.dashboard_link import with_dashboard
 
-    return links.links(ctx.outputs.cluster, row["jobset"])
+    return with_dashboard(links.links(ctx.outputs.cluster, row["jobset"]), ctx.outputs,
+                          row["jobset"])
 
 
 @experiment.command("delete")
@@ -277,3 +279,9 @@ def _report_finished(name: str, rows: list[dict[str, Any]]) -> None:
                    f"succeed: {', '.join(failed)}")
         sys.exit(EXIT_FAILED)
     click.echo(f"experiment {name}: all {len(rows)} trials succeeded")
+
+
+# `experiment goodput` lives with `workload goodput` (docs/observability.md).
+from submit.cli.goodput import experiment_goodput  # noqa: E402
+
+experiment.add_command(experiment_goodput)

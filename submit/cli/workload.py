@@ -46,6 +46,8 @@ _READ = "submit.cli.workload_read"
                 "Hand a held workload (create --after, experiment --max-running) to Kueue."),
     "create-group": ("submit.cli.group", "create_group",
                      "Create one workload of several roles (a job group) from a file."),
+    "goodput": ("submit.cli.goodput", "goodput",
+                "A workload's goodput and badput breakdown (ml-goodput-measurement)."),
 }))
 @stack_group_options
 @click.pass_context
@@ -86,6 +88,9 @@ def create(ctx: Context, /, **options: Any) -> None:
             image_repository=o.image_repository, accelerator=o.accelerator, pool=o.pool,
             push=not o.dry_run))
     with bad_input():
+        if o.goodput:  # the stack gives the job identity the roles (docs/observability.md)
+            from submit.cli.goodput_options import check_stack
+            check_stack(ctx.outputs)
         objs = wl.render(ctx.outputs)  # every check first: bad input reaches no registry
         node_version = _node_version(ctx, o)
         if node_version is not None:  # the floors again, against what the nodes run

@@ -143,8 +143,9 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
 def _links(ctx: Context, js: dict[str, Any]) -> dict[str, Any]:
     """Cloud Console links of the workload (docs/diagnostics.md), on the stack's cluster."""
     from submit.render.diagnostics import links  # late: describe only
+    from submit.render.dashboard_link import with_dashboard
 
-    return links.links(ctx.outputs.cluster, js)
+    return with_dashboard(links.links(ctx.outputs.cluster, js), ctx.outputs, js)
 
 
 MAX_POD_EVENTS = 8  # pods whose events describe reads (the first ones tell the story)

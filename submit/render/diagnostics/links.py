@@ -89,6 +89,8 @@ def describe_lines(found: dict[str, Any]) -> list[str]:
     """The text of ``links(...)``."""
     lines = ["Links:", f"  logs:      {found['logs']}", f"  workload:  {found['workload']}"]
     lines += [f"  {s['store']} ({s['path']}): {s['link']}" for s in found["stores"]]
+    if found.get("dashboard"):  # the stack's dashboard (submit/render/dashboard_link.py)
+        lines.append(f"  dashboard: {found['dashboard']}")
     vertex = found.get("vertexTensorboard")
     if vertex:
         lines.append(f"  Vertex AI TensorBoard: {vertex['instance']} (experiment "
