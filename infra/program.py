@@ -118,7 +118,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     net = ClusterNetwork(cfg.cluster_name, cfg, opts=after_apis)
     gke = GkeCluster(cfg.cluster_name, cfg, network=net.network, subnetwork=net.subnetwork,
                      opts=after_apis)
-    system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
+    # An imported node pool's state names its cluster by name (the provider's importer takes
+    # it from the import ID; infra/adopt/live.py): an adopted stack's pools say the same.
+    cluster_ref = gke.cluster.name if cfg.adopt.importing else gke.cluster.id
+    system = SystemNodePool("system", cfg, cluster=cluster_ref,
                             service_account=gke.service_account_email)
     if cfg.registry is not None:
         # Artifact Registry's API first (infra/specs/services.py): on a fresh project the
@@ -139,7 +142,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         if extra:
             pool_networks[pool.name] = extra
         deps = [data_nets[group.key]] if group else []
-        SliceNodePools(pool.name, cfg, pool, cluster=gke.cluster.id,
+        SliceNodePools(pool.name, cfg, pool, cluster=cluster_ref,
                        service_account=gke.service_account_email, additional_networks=extra,
                        opts=pulumi.ResourceOptions(depends_on=deps))
 

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.specs import nodepool as spec
+from infra.components.adopted import node_pool_options
 from infra.config.stack import SlicePool, StackConfig
 
 
@@ -40,7 +41,8 @@ class SliceNodePools(pulumi.ComponentResource):
                 policy = gcp.compute.ResourcePolicy(f"{np_name}-wp", opts=child, **wp_args)
                 policy_name = policy.name
             self.pools.append(gcp.container.NodePool(
-                np_name, opts=child,
+                np_name, opts=pulumi.ResourceOptions.merge(
+                    child, node_pool_options(cfg, np_name)),
                 **spec.slice_node_pool_args(cfg, pool, i, cluster=cluster,
                                             service_account=service_account,
                                             additional_networks=additional_networks,

@@ -46,6 +46,8 @@ from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
                                  SlicePool, parse_slices)
 from infra.config.errors import ConfigError
+from infra.config import adopted as adopted_config
+from infra.config.adopted import AdoptSettings
 from infra.config.dynamic_slicing import check_addons as check_dynamic_addons
 from infra.config.reader import Reader
 from infra.config.slice_classes import SliceClass, parse_slice_classes
@@ -95,6 +97,7 @@ class StackConfig:
     checkpointing: Checkpointing | None = None  # GKE multi-tier checkpointing
     tensorboard: VertexTensorboard | None = None  # a Vertex AI TensorBoard instance
     ml_diagnostics: bool = False  # ML Diagnostics' install and roles (infra/specs/ml_diagnostics.py)
+    adopt: AdoptSettings = AdoptSettings()  # an adopted cluster (infra/config/adopted.py)
 
     @property
     def location(self) -> str:
@@ -114,7 +117,7 @@ TOP_LEVEL_KEYS = (
     "pathways", "sliceClasses",
     "checkpointing",
     "tensorboard", "mlDiagnostics",
-)
+) + adopted_config.KEYS
 
 
 def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
@@ -178,6 +181,9 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     tensorboard = parse_tensorboard(r, top.get("tensorboard"), region=cluster.region,
                                     cluster_name=cluster.cluster_name)
     ml_diagnostics = bool(r.get(top, "mlDiagnostics", "", bool, default=False))
+    adopt = adopted_config.parse(r, top, project=cluster.project, location=cluster.region,
+                                 cluster_name=cluster.cluster_name,
+                                 node_pools=[n for p in pools for n in p.node_pool_names()])
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
@@ -210,7 +216,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
         checkpointing=checkpointing, tensorboard=tensorboard,
-        ml_diagnostics=ml_diagnostics,
+        ml_diagnostics=ml_diagnostics, adopt=adopt,
     )
 
 

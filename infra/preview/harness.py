@@ -58,6 +58,8 @@ class Resource:
     inputs: dict[str, Any]
     dependencies: tuple[str, ...] = ()
     transforms: int = 0  # resource transforms registered with it (the mock engine runs none)
+    import_id: str = ""  # the import option (an adopted resource's ID)
+    ignore_changes: tuple[str, ...] = ()
 
     @property
     def parent_name(self) -> str:
@@ -190,8 +192,13 @@ class _Monitor(_mocks.MockMonitor):
     def __init__(self, mocks: _Mocks) -> None:
         super().__init__(mocks)
         self.order: list[tuple[str, str, str, bool, tuple[str, ...]]] = []
+        # (type, name) -> (import ID, ignore_changes): the options an adoption sets
+        self.options: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (the gRPC method name)
+        self.options[(request.type, request.name)] = (
+            str(getattr(request, "importId", "") or ""),
+            tuple(getattr(request, "ignoreChanges", ()) or ()))
         if request.type != "pulumi:pulumi:Stack":
             self.order.append((request.type, request.name, request.parent,
                                bool(request.custom), tuple(request.dependencies)))
@@ -283,9 +290,11 @@ def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
         raise error from None
     for type_, name, parent, custom, deps in monitor.order:
         urn = monitor.make_urn(parent, type_, name)
+        import_id, ignored = monitor.options.get((type_, name), ("", ()))
         result.resources.append(Resource(urn, type_, name, parent, custom,
                                          mocks.inputs.get((type_, name), {}), deps,
-                                         mocks.transforms.get((type_, name), 0)))
+                                         mocks.transforms.get((type_, name), 0),
+                                         import_id, ignored))
     # Registration order depends on when inputs resolve; sort for stable results.
     result.resources.sort(key=lambda r: r.urn)
     return result
