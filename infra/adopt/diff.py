@@ -70,9 +70,10 @@ def _ignored(path: str, ignored: Collection[str]) -> bool:
 def replacements(fields: Iterable[Field], desired: Mapping[str, Any], live: Mapping[str, Any],
                  ignored: Collection[str] = ()) -> list[Difference]:
     """The ForceNew fields whose change would replace the resource, in the list's order."""
-    out = []
+    out: list[Difference] = []
     for field in fields:
-        if not field.force_new or _ignored(field.path, ignored):
+        if not field.force_new or _ignored(field.path, ignored) or _ignored(
+                field.path, [d.path for d in out]):  # a block already added or removed
             continue
         parts = field.path.split(".")
         want, have = _values(desired, parts), _values(live, parts)

@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pulumi
 
-from infra.config.adopted import CLUSTER
+from infra.config.adopted import CLUSTER, CLUSTER_KEPT, POOL_KEPT
 from infra.config.stack import StackConfig
-
-# Creation-time fields of every adopted node pool: GKE's NodePool.initialNodeCount is the
-# count the pool was created with, and the provider marks it ForceNew
-# (resource_container_node_pool.go:480 at 93c65b2); the stack's own value (its autoscaling
-# floor) is not that number, and replacing a slice for it would be absurd.
-POOL_KEPT = ("initialNodeCount",)
-# The cluster component already ignores these for every stack (infra/components/cluster.py).
-CLUSTER_KEPT = ("nodeConfig", "initialNodeCount")
 
 
 def cluster_options(cfg: StackConfig) -> pulumi.ResourceOptions:

@@ -18,7 +18,8 @@ class SystemNodePool(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:nodepool:SystemNodePool", name, None, opts)
         self.pool = gcp.container.NodePool(
-            name, opts=pulumi.ResourceOptions(parent=self),
+            name, opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self),
+                                                    node_pool_options(cfg, name)),
             **spec.system_node_pool_args(cfg, cfg.system_pool, cluster=cluster,
                                          service_account=service_account))
         self.register_outputs({"name": self.pool.name})

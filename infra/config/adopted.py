@@ -29,6 +29,13 @@ KEYS = ("adopt", "nodeServiceAccount", "defaultPool", "autoscalingProfile")
 ADOPT_KEYS = ("cluster", "nodePools", "keep")
 AUTOSCALING_PROFILES = ("BALANCED", "OPTIMIZE_UTILIZATION")
 CLUSTER = "cluster"  # the key of the cluster in ``adopt.keep``
+# Kept on every adopted node pool: GKE's NodePool.initialNodeCount is the count the pool was
+# created with, and the provider marks it ForceNew (resource_container_node_pool.go:480 at
+# 93c65b2); the stack's own value (its autoscaling floor) is another number, and a slice
+# is not worth replacing for a creation-time value.
+POOL_KEPT = ("initialNodeCount",)
+# What the cluster component ignores on every stack (infra/components/cluster.py).
+CLUSTER_KEPT = ("nodeConfig", "initialNodeCount")
 _EMAIL = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[a-z][-a-z0-9.]*\.gserviceaccount\.com\Z")
 _PATH = re.compile(r"^[a-z][A-Za-z0-9]*(\.[a-z][A-Za-z0-9]*)*\Z")
 
@@ -72,7 +79,7 @@ def parse(r: Reader, top: Mapping[str, Any], *, project: str | None, location: s
     default_pool = r.get(top, "defaultPool", "", str)
     if default_pool is not None:
         check_gke_name(r, "defaultPool", default_pool)
-        if default_pool in node_pools or default_pool == "system":
+        if default_pool in node_pools:
             r.fail("defaultPool", f"{show(default_pool)} is also a node pool the stack "
                    "declares; a kept default pool is not declared")
     profile = r.get(top, "autoscalingProfile", "", str)
