@@ -73,8 +73,11 @@ def node_pool_id(project: str, location: str, cluster: str, pool: str) -> str:
 
 
 def parse(r: Reader, top: Mapping[str, Any], *, project: str | None, location: str | None,
-          cluster_name: str | None, node_pools: Collection[str]) -> AdoptSettings:
-    """The adoption keys of ``top``; ``node_pools``: the node pools the stack declares."""
+          cluster_name: str | None, node_pools: Collection[str] | None) -> AdoptSettings:
+    """The adoption keys of ``top``; ``node_pools``: the node pools the stack declares (None
+    when a slice entry did not parse: its problem is reported once, there)."""
+    known = node_pools is not None
+    node_pools = node_pools or ()
     account = _account(r, top.get("nodeServiceAccount"))
     default_pool = r.get(top, "defaultPool", "", str)
     if default_pool is not None:
@@ -99,7 +102,7 @@ def parse(r: Reader, top: Mapping[str, Any], *, project: str | None, location: s
     pools: dict[str, str] = {}
     for name, pid in (r.get(raw, "nodePools", "adopt", dict, default={}) or {}).items():
         where = f"adopt.nodePools.{name}"
-        if name not in node_pools:
+        if known and name not in node_pools:
             r.fail(where, f"{show(name)} is not a node pool the stack declares"
                    f"{'; declared: ' + one_of(sorted(node_pools)) if node_pools else ''}")
         elif pid != f"{want}/nodePools/{name}":
@@ -110,7 +113,8 @@ def parse(r: Reader, top: Mapping[str, Any], *, project: str | None, location: s
     keep: dict[str, dict[str, Any]] = {}
     for resource, fields in (r.get(raw, "keep", "adopt", dict, default={}) or {}).items():
         where = f"adopt.keep.{resource}"
-        if resource != CLUSTER and resource not in pools:
+        if resource != CLUSTER and resource not in pools and (
+                known or resource not in (raw.get("nodePools") or {})):
             r.fail(where, f"{show(resource)} is neither {CLUSTER} nor an adopted node pool "
                    "(adopt.nodePools)")
             continue

@@ -183,8 +183,8 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     ml_diagnostics = bool(r.get(top, "mlDiagnostics", "", bool, default=False))
     adopt = adopted_config.parse(r, top, project=cluster.project, location=cluster.region,
                                  cluster_name=cluster.cluster_name,
-                                 node_pools=["system", *(n for p in pools
-                                                         for n in p.node_pool_names())])
+                                 node_pools=None if unresolved else [
+                                     "system", *(n for p in pools for n in p.node_pool_names())])
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
