@@ -303,3 +303,26 @@ def test_a_new_stack_may_use_the_pool_settings() -> None:
         assert node["hostMaintenancePolicy"] == {"maintenanceInterval": "PERIODIC"}
         assert node["resourceLabels"]["team"] == "a"
         assert {"key": "dedicated", "value": "a", "effect": "NO_SCHEDULE"} in node["taints"]
+
+
+def test_the_shipped_adopted_stack_imports_and_replaces_nothing() -> None:
+    """stacks/Pulumi.xpk-v5e.yaml: adopted from stacks/descriptions/xpk-v5e.json."""
+    from conftest import ADOPTED_FILES
+
+    [path] = [p for p in ADOPTED_FILES if p.name == "Pulumi.xpk-v5e.yaml"]
+    cluster = json.loads((ROOT / "stacks/descriptions/xpk-v5e.json").read_text())
+    ev = harness.evaluate_file(path)
+    [declared] = ev.of_type(forcenew.CLUSTER)
+    assert declared.import_id == cluster_id(PROJECT, "us-west4", "xpk-v5e")
+    assert diff.replacements(forcenew.load(forcenew.CLUSTER), declared.inputs,
+                             live.cluster(cluster, project=PROJECT),
+                             declared.ignore_changes) == []
+    pools = {r.inputs["name"]: r for r in ev.of_type(forcenew.NODE_POOL)}
+    assert set(pools) == {"system", "xpk-v5e-np-0", "xpk-v5e-np-1"}
+    assert not pools["system"].import_id  # the stack's own, created
+    for pool in cluster["nodePools"][1:]:
+        r = pools[pool["name"]]
+        assert r.import_id
+        assert diff.replacements(forcenew.load(forcenew.NODE_POOL), r.inputs, live.node_pool(
+            pool, project=PROJECT, location="us-west4", cluster="xpk-v5e"),
+            r.ignore_changes) == []

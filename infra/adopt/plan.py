@@ -86,7 +86,7 @@ def _check(cluster: Mapping[str, Any], where: str, location: str) -> None:
                          "cannot be adopted (its in-cluster layer can: accelstack:inCluster)")
 
 
-def _cluster_keys(cluster: Mapping[str, Any], project: str) -> dict[str, Any]:
+def cluster_keys(cluster: Mapping[str, Any], project: str) -> dict[str, Any]:
     alloc = _sub(cluster, "ipAllocationPolicy")
     private = _sub(cluster, "privateClusterConfig")
     network: dict[str, Any] = {"create": False, "name": cluster.get("network"),
@@ -196,7 +196,7 @@ def plan(cluster: Mapping[str, Any], *, project: str, location: str, stack: str,
     name = str(cluster.get("name"))
     where = cluster_id(project, location, name)
     _check(cluster, where, location)
-    config = _cluster_keys(cluster, project)
+    config = cluster_keys(cluster, project)
     labels = config.get("labels", {})
     node_pools = [p for p in cluster.get("nodePools") or [] if p.get("name") not in skip_pools]
     unknown = sorted(set(skip_pools) - {p.get("name") for p in cluster.get("nodePools") or []})

@@ -54,6 +54,9 @@ class AdoptSettings:
     node_service_account: NodeServiceAccount | None = None
     default_pool: str | None = None  # the default pool's name, kept as it is
     autoscaling_profile: str | None = None
+    # An in-cluster stack (infra/config/in_cluster.py): the node pool the controllers run
+    # on, selected by GKE's cloud.google.com/gke-nodepool label; None: the stack's system pool.
+    controller_pool: str | None = None
 
     @property
     def importing(self) -> bool:

@@ -118,6 +118,9 @@ class SlicePool:
     dynamic: config_dynamic.DynamicSlicing | None = None
     # What adopted clusters carry (infra/config/pool_settings.py, docs/adopt.md).
     settings: pool_settings.PoolSettings = pool_settings.PoolSettings()
+    # Another team's pool on a cluster an in-cluster stack references (infra/config/
+    # in_cluster.py): its nodes carry GKE's labels only, never the stack's.
+    foreign: bool = False
 
     @property
     def chips(self) -> int:

@@ -23,6 +23,7 @@ from pulumi.runtime import mocks as _mocks
 from infra.record import record
 from infra import program
 from infra.config import fleet as fleet_config
+from infra.config import in_cluster as in_cluster_config
 from infra.config import pools as pools_config
 from infra.config import stack_file, stack_refs
 from infra.config.errors import did_you_mean
@@ -341,6 +342,13 @@ def evaluate_file(path: str | Path) -> Evaluation:
         refs = {n: referenced_outputs(folder, n) for _, n in named}
         return evaluate_fleet(sf.raw, sf.stack, {k: v for k, v in refs.items() if v},
                               locate=sf.locate)
+    if in_cluster_config.is_in_cluster(sf.raw):
+        # Offline: the cluster as its recorded description says (infra/program.py).
+        icfg = program.load_in_cluster_config(sf.raw, sf.stack, sf.locate)
+        description = program.describe_cluster(icfg, folder, live=False)
+        cfg = program.in_cluster_stack_config(icfg, description, sf.locate)
+        return _evaluate(cfg, sf.stack,
+                         lambda: program.build_in_cluster(cfg, sf.stack, description), {})
     if pools_config.is_pools(sf.raw):
         pools = program.load_pools_config(sf.raw, sf.stack, sf.locate)
         problems = [sf.locate(p) for p in _reference_problems(

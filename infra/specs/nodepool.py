@@ -68,14 +68,15 @@ def node_selector(pool: SlicePool) -> dict[str, str]:
         selector.pop(TPU_TOPOLOGY_LABEL, None)
         selector[POOL_LABEL] = pool.name
     mode = pool.capacity.mode
-    selector[CAPACITY_LABEL] = mode
+    if not pool.foreign:  # another team's nodes carry GKE's labels only
+        selector[CAPACITY_LABEL] = mode
     if mode == "spot":
         selector[SPOT_LABEL] = "true"
     elif mode == "flex-start":
         selector[FLEX_START_LABEL] = "true"
     elif mode == "queued":
         selector[QUEUED_LABEL] = "true"
-    if pool.accelerator.kind == "cpu" or pool.pools_stack is not None:
+    if (pool.accelerator.kind == "cpu" or pool.pools_stack is not None) and not pool.foreign:
         # A pools stack's pods select their own pool, never the host's of the same type.
         selector[POOL_LABEL] = pool.name
     return selector
