@@ -16,7 +16,9 @@ from typing import Any
 
 import click
 
+from infra.adopt import installed as installed_mod
 from infra.adopt import plan as plan_mod
+from infra.config import stack as config_mod
 from infra.adopt.errors import AdoptError, AdoptRefused
 from infra.adopt.forcenew import ForceNewListMissing
 from infra.adopt.gke import api
@@ -64,9 +66,13 @@ def _read_answer(path: str) -> dict[str, Any]:
                    "reading the API.")
 @click.option("--record", type=click.Path(dir_okay=False), default=None,
               help="Also save the GKE API's answer to this file (for --answer and review).")
+@click.option("--installed", type=click.Path(dir_okay=False), default=None,
+              help="The cluster's Deployments (`kubectl get deployments -A -o json`): say "
+                   "which Kueue and JobSet run and what the stack's install meets.")
 @click.option("--force", is_flag=True, help="Overwrite an existing stack file.")
 def adopt(target: str, stack: str, stacks_dir: str, keep_unexpressed: bool,
-          skip: tuple[str, ...], answer: str | None, record: str | None, force: bool) -> None:
+          skip: tuple[str, ...], answer: str | None, record: str | None,
+          installed: str | None, force: bool) -> None:
     """Adopt a GKE cluster made by xpk, gcloud or Cluster Toolkit into a stack: read the
     cluster and its node pools from the GKE API and write stacks/Pulumi.NAME.yaml in
     accelstack's config language, with the import IDs the first `pulumi up` uses.
@@ -87,6 +93,7 @@ def adopt(target: str, stack: str, stacks_dir: str, keep_unexpressed: bool,
         raise click.UsageError(f"{out}: exists; pass --force to overwrite it, or another "
                                "--stack")
     project, location, name = m.group("project"), m.group("location"), m.group("cluster")
+    running = _running(installed) if installed is not None else {}
     if answer is not None:
         cluster = _read_answer(answer)
     else:
@@ -115,7 +122,26 @@ def adopt(target: str, stack: str, stacks_dir: str, keep_unexpressed: bool,
     for resource, fields in result.kept.items():
         for path in fields:
             click.echo(f"  kept as it is: {resource}: {path}")
+    cfg = config_mod.parse(result.config)
+    for line in installed_mod.notes(running, {"Kueue": cfg.addons.kueue_version,
+                                              "JobSet": cfg.addons.jobset_version}):
+        click.echo(f"  {line}")
     click.echo(f"next: accelstack-preview {out}")
+
+
+def _running(path: str) -> dict[str, str]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise click.BadParameter(f"{path}: cannot read it ({type(e).__name__})",
+                                 param_hint="--installed") from None
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"{path}:{e.lineno}: not JSON ({e.msg})",
+                                 param_hint="--installed") from None
+    if not isinstance(data, dict) or not isinstance(data.get("items"), list):
+        raise click.BadParameter(f"{path}: not a Kubernetes List of Deployments (no items)",
+                                 param_hint="--installed")
+    return installed_mod.installed(data)
 
 
 def cluster_pools(result: plan_mod.Plan) -> list[str]:
