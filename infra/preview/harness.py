@@ -346,9 +346,9 @@ def evaluate_file(path: str | Path) -> Evaluation:
         # Offline: the cluster as its recorded description says (infra/program.py).
         icfg = program.load_in_cluster_config(sf.raw, sf.stack, sf.locate)
         description = program.describe_cluster(icfg, folder, live=False)
-        cfg = program.in_cluster_stack_config(icfg, description, sf.locate)
-        return _evaluate(cfg, sf.stack,
-                         lambda: program.build_in_cluster(cfg, sf.stack, description), {})
+        layer = program.in_cluster_stack_config(icfg, description, sf.locate)
+        return _evaluate(layer, sf.stack,
+                         lambda: program.build_in_cluster(layer, sf.stack, description), {})
     if pools_config.is_pools(sf.raw):
         pools = program.load_pools_config(sf.raw, sf.stack, sf.locate)
         problems = [sf.locate(p) for p in _reference_problems(

@@ -40,7 +40,7 @@ def _token() -> str:
         from google.auth.transport.requests import Request
 
         credentials, _ = google.auth.default(scopes=[SCOPE])
-        credentials.refresh(Request())
+        credentials.refresh(Request())  # type: ignore[no-untyped-call]
     except Exception as e:  # google.auth raises several kinds; all mean "no credentials"
         raise GkeApiError(f"no Google Cloud credentials ({type(e).__name__}): run `gcloud "
                           f"auth application-default login`, or set {TOKEN_ENV}") from None
