@@ -93,9 +93,9 @@ def node_config(config: Mapping[str, Any]) -> dict[str, Any]:
 def node_pool(pool: Mapping[str, Any], *, project: str, location: str,
               cluster: str) -> dict[str, Any]:
     """A NodePool (GKE) as the provider's state after ``pulumi import`` of
-    projects/PROJECT/locations/LOCATION/clusters/CLUSTER/nodePools/NAME: the importer
-    takes project, location and cluster (the cluster's name) from that ID
-    (resource_container_node_pool.go:1196 at 93c65b2), and Read never sets ``cluster``."""
+    PROJECT/LOCATION/CLUSTER/NAME: the importer takes project, location and cluster (the
+    cluster's name) from that ID (resource_container_node_pool.go:1196 at 93c65b2), and
+    Read never sets ``cluster``."""
     auto = _sub(pool, "autoscaling")
     placement = _sub(pool, "placementPolicy")
     network = _sub(pool, "networkConfig")

@@ -7,10 +7,13 @@ service account and its OAuth scopes instead of the one the stack makes. ``defau
 the cluster's default node pool, kept as it is (never declared, changed or removed).
 ``autoscalingProfile``: the cluster autoscaler's profile.
 
-Import ID formats are the provider's importers' (hashicorp/terraform-provider-google-beta
-93c65b2, google-beta/services/container/resource_container_cluster.go:8968 and
-resource_container_node_pool.go:1196): projects/PROJECT/locations/LOCATION/clusters/NAME
-and .../clusters/NAME/nodePools/POOL. Autoscaling profiles: the GKE API's
+Import ID formats are the ones pulumi-gcp 10.2.0 documents (the installed SDK's
+``gcp.container.Cluster`` and ``gcp.container.NodePool`` docstrings, "## Import"):
+``projects/{{project_id}}/locations/{{location}}/clusters/{{cluster_id}}`` for a cluster and
+``{{project_id}}/{{location}}/{{cluster_id}}/{{pool_id}}`` for a node pool; the provider's
+importers parse both (terraform-provider-google-beta 93c65b2,
+google-beta/services/container/resource_container_cluster.go:8968,
+resource_container_node_pool.go:1196). Autoscaling profiles: the GKE API's
 ClusterAutoscaling.autoscalingProfile (v1 discovery document). Pure; no pulumi.
 """
 
@@ -72,7 +75,7 @@ def cluster_id(project: str, location: str, name: str) -> str:
 
 
 def node_pool_id(project: str, location: str, cluster: str, pool: str) -> str:
-    return f"{cluster_id(project, location, cluster)}/nodePools/{pool}"
+    return f"{project}/{location}/{cluster}/{pool}"
 
 
 def parse(r: Reader, top: Mapping[str, Any], *, project: str | None, location: str | None,
@@ -98,6 +101,8 @@ def parse(r: Reader, top: Mapping[str, Any], *, project: str | None, location: s
         return AdoptSettings(node_service_account=account, default_pool=default_pool,
                              autoscaling_profile=profile)
     want = cluster_id(project or "PROJECT", location or "REGION", cluster_name or "CLUSTER")
+    want_pool = node_pool_id(project or "PROJECT", location or "REGION",
+                             cluster_name or "CLUSTER", "{}")
     cluster = r.get(raw, "cluster", "adopt", str, required=True)
     if cluster is not None and cluster != want:
         r.fail("adopt.cluster", f"{show(cluster)} is not this stack's cluster; the import ID "
@@ -108,9 +113,9 @@ def parse(r: Reader, top: Mapping[str, Any], *, project: str | None, location: s
         if known and name not in node_pools:
             r.fail(where, f"{show(name)} is not a node pool the stack declares"
                    f"{'; declared: ' + one_of(sorted(node_pools)) if node_pools else ''}")
-        elif pid != f"{want}/nodePools/{name}":
+        elif pid != want_pool.format(name):
             r.fail(where, f"{show(pid)} is not the import ID of node pool {name} of this "
-                   f"stack's cluster ({want}/nodePools/{name})")
+                   f"stack's cluster ({want_pool.format(name)})")
         else:
             pools[str(name)] = pid
     keep: dict[str, dict[str, Any]] = {}
