@@ -154,3 +154,32 @@ def test_running_kueue_and_jobset_are_named_with_what_the_install_meets() -> Non
     assert installed.notes(running, {"Kueue": "v0.12.2"})[0].startswith(
         "Kueue v0.12.2 runs on the cluster (the stack's version)")
     assert installed.installed({"items": []}) == {}
+
+
+def test_the_cluster_is_read_live_when_the_api_answers(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    """At preview time the program reads the cluster through the GKE API seam; when the
+    API refuses, it says so and falls back to the recorded description."""
+    from fake_gke_api import FakeGkeApi
+    from infra.adopt.gke import api
+
+    icfg = program.load_in_cluster_config(
+        {k.split(":", 1)[1]: v for k, v in yaml.safe_load(LAYER.read_text())["config"].items()},
+        "xpk-layer")
+    live = json.loads(DESCRIPTION.read_text())
+    live["nodePools"] = live["nodePools"][:2]  # one slice pool was deleted since recording
+    resource = "projects/my-ml-project/locations/us-west4/clusters/xpk-v5e"
+    with FakeGkeApi() as gke:
+        gke.clusters[resource] = live
+        monkeypatch.setenv(api.ENDPOINT_ENV, gke.endpoint)
+        monkeypatch.setenv(api.TOKEN_ENV, "t")
+        read = program.describe_cluster(icfg, DESCRIPTION.parent.parent, live=True)
+        assert len(read["nodePools"]) == 2
+        cfg = program.in_cluster_stack_config(icfg, read)
+        assert [(p.name, p.count) for p in cfg.slices] == [("xpk-v5e-np", 1)]  # one slice
+        gke.forbidden.add(resource)
+        recorded = program.describe_cluster(icfg, DESCRIPTION.parent.parent, live=True)
+        assert len(recorded["nodePools"]) == 3
+        offline = program.describe_cluster(icfg, DESCRIPTION.parent.parent, live=False)
+        assert offline == recorded
+    assert len(gke.requests) == 2

@@ -6,8 +6,9 @@ hashicorp/terraform-provider-google-beta (google-beta/services/container/, the p
 pulumi-gcp bridges) into ../shared/reference/upstream/terraform-provider-google-beta-
 container-forcenew/ (its SOURCE.md says how and at which commit).
 
-``load`` is the one reader of that list here. Another branch builds ``infra/replacements/``
-with a loader for the same file; at merge ``load`` is meant to be swapped for it.
+``load`` is the one reader of that list here. Another branch builds a loader for the same
+file (the day-2 replacement report's, infra/replacements/); at merge ``load`` is meant to
+be swapped for it.
 """
 
 from __future__ import annotations
