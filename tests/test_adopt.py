@@ -326,3 +326,24 @@ def test_the_shipped_adopted_stack_imports_and_replaces_nothing() -> None:
         assert diff.replacements(forcenew.load(forcenew.NODE_POOL), r.inputs, live.node_pool(
             pool, project=PROJECT, location="us-west4", cluster="xpk-v5e"),
             r.ignore_changes) == []
+
+
+@pytest.mark.parametrize("pool,mode", [
+    ({"queuedProvisioning": {"enabled": True}, "config": {"flexStart": True}},
+     {"mode": "queued"}),
+    ({"config": {"flexStart": True, "maxRunDuration": "86400s"}},
+     {"mode": "flex-start", "maxRunDuration": "86400s"}),
+    ({"config": {"spot": True}}, {"mode": "spot"}),
+    ({"config": {"reservationAffinity": {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["r1/reservationBlocks/b2"]}}},
+     {"mode": "reservation", "reservation": "r1", "block": "b2"}),
+    ({"config": {"reservationAffinity": {"consumeReservationType": "ANY_RESERVATION"}}},
+     {"mode": "on-demand"}),
+    ({"config": {}}, {"mode": "on-demand"}),
+])
+def test_capacity_is_read_from_the_pool(pool: dict[str, Any], mode: dict[str, Any]) -> None:
+    from infra.adopt import pools
+
+    assert pools.capacity(pool) == mode
