@@ -7,6 +7,7 @@ preview call under the SDK's mock engine, so both exercise the same code.
 from __future__ import annotations
 
 import functools
+import json
 import time
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, TypeVar
@@ -15,6 +16,7 @@ import pulumi
 import yaml
 
 from infra.config import fleet as fleet_config
+from infra.config import in_cluster as in_cluster_config
 from infra.config import pools as pools_config
 from infra.config import stack as config_mod
 from infra.contract import fleet as fleet_contract
@@ -119,7 +121,10 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
     net = ClusterNetwork(cfg.cluster_name, cfg, opts=after_apis)
     gke = GkeCluster(cfg.cluster_name, cfg, network=net.network, subnetwork=net.subnetwork,
                      opts=after_apis)
-    system = SystemNodePool("system", cfg, cluster=gke.cluster.id,
+    # An imported node pool's state names its cluster by name (the provider's importer takes
+    # it from the import ID; infra/adopt/live.py): an adopted stack's pools say the same.
+    cluster_ref = gke.cluster.name if cfg.adopt.importing else gke.cluster.id
+    system = SystemNodePool("system", cfg, cluster=cluster_ref,
                             service_account=gke.service_account_email)
     if cfg.registry is not None:
         # Artifact Registry's API first (infra/specs/services.py): on a fresh project the
@@ -140,7 +145,7 @@ def build(cfg: StackConfig, stack: str) -> dict[str, Any]:
         if extra:
             pool_networks[pool.name] = extra
         deps = [data_nets[group.key]] if group else []
-        SliceNodePools(pool.name, cfg, pool, cluster=gke.cluster.id,
+        SliceNodePools(pool.name, cfg, pool, cluster=cluster_ref,
                        service_account=gke.service_account_email, additional_networks=extra,
                        opts=pulumi.ResourceOptions(depends_on=deps))
 
@@ -282,6 +287,84 @@ def build_pools(cfg: pools_config.PoolsConfig, stack: str,
     return {contract.OUTPUT_NAME: exported}
 
 
+def load_in_cluster_config(raw: Mapping[str, Any], stack: str,
+                           locate: Callable[[str], str] | None = None
+                           ) -> in_cluster_config.InClusterConfig:
+    """Parse an in-cluster stack's config (``accelstack:inCluster``, docs/adopt.md)."""
+    return _parsed(in_cluster_config.parse_in_cluster, raw, stack, locate)
+
+
+def in_cluster_stack_config(icfg: in_cluster_config.InClusterConfig,
+                            description: Mapping[str, Any],
+                            locate: Callable[[str], str] | None = None) -> StackConfig:
+    """The in-cluster stack's config on the cluster ``description`` describes."""
+    from infra.adopt import in_cluster
+    from infra.adopt.errors import AdoptError
+
+    try:
+        return in_cluster.stack_config(description, icfg)
+    except ConfigError as e:
+        raise _config_error(e.problems, locate) from None
+    except AdoptError as e:
+        raise StackConfigError(str(e)) from None
+
+
+def build_in_cluster(cfg: StackConfig, stack: str,
+                     description: Mapping[str, Any]) -> dict[str, Any]:
+    """Declare an in-cluster stack: Kueue, JobSet, queues, the image cache and the job
+    service accounts on a cluster the stack does not own; its outputs are a cluster
+    stack's contract, so `submit` works unchanged."""
+    from infra.specs import cluster as cluster_spec
+
+    endpoint = str(description.get("endpoint") or "")
+    ca = str((description.get("masterAuth") or {}).get("clusterCaCertificate") or "")
+    dns = ((description.get("controlPlaneEndpointsConfig") or {}).get(
+        "dnsEndpointConfig") or {})
+    dns_endpoint = dns.get("endpoint") if dns.get("allowExternalTraffic") else None
+    kubeconfig = pulumi.Output.secret(cluster_spec.kubeconfig(
+        cfg.cluster_name, endpoint, ca, dns_endpoint))
+    addons = ClusterAddons("addons", cfg, kubeconfig=kubeconfig)
+    StorageObjects("storage", cfg, provider=addons.provider, endpoints={},
+                   opts=pulumi.ResourceOptions(depends_on=list(addons.namespaces.values())))
+    exported: dict[str, Any] = exports.build(
+        cfg, stack, endpoint=endpoint, ca_certificate=ca, kubeconfig="",
+        dns_endpoint=dns_endpoint).to_dict()
+    exported["kubeconfig"] = kubeconfig
+    return {contract.OUTPUT_NAME: exported}
+
+
+def describe_cluster(icfg: in_cluster_config.InClusterConfig, folder: Path,
+                     live: bool) -> dict[str, Any]:
+    """The referenced cluster: from the GKE API when ``live`` and it answers (the one GKE
+    API seam), else the recorded description beside the stack file."""
+    if live:
+        from infra.adopt.gke import api
+
+        try:
+            return api.get_cluster(icfg.project, icfg.location, icfg.cluster_name)
+        except api.GkeApiError as e:
+            pulumi.log.warn(f"{e}; using the recorded description {icfg.description}")
+    path = folder / icfg.description
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise StackConfigError(f"{path}: the recorded description of {icfg.cluster_name} "
+                               f"does not load ({type(e).__name__}); record it with "
+                               "`accelstack-adopt ... --record FILE`") from None
+    if not isinstance(data, dict):
+        raise StackConfigError(f"{path}: not a GKE Cluster resource")
+    return data
+
+
+def _stack_dir(root: str | Path | None = None) -> Path:
+    base = Path(root or pulumi.get_root_directory() or Path(__file__).resolve().parents[1])
+    try:
+        project = yaml.safe_load((base / "Pulumi.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        project = {}
+    return base / str(project.get("stackConfigDir") or ".")
+
+
 def run(stack: str | None = None) -> dict[str, Any]:
     stack = stack or pulumi.get_stack()
     raw, secret_keys = raw_config()
@@ -290,6 +373,11 @@ def run(stack: str | None = None) -> dict[str, Any]:
         outputs = build_fleet(load_fleet_config(raw, stack, locate), stack, locate=locate)
     elif pools_config.is_pools(raw):
         outputs = build_pools(load_pools_config(raw, stack, locate), stack, locate=locate)
+    elif in_cluster_config.is_in_cluster(raw):
+        icfg = load_in_cluster_config(raw, stack, locate)
+        description = describe_cluster(icfg, _stack_dir(), live=True)
+        outputs = build_in_cluster(in_cluster_stack_config(icfg, description, locate), stack,
+                                   description)
     else:
         cfg = load_config(raw, secret_keys, locate)
         for warning in image_cache_spec.warnings(cfg):

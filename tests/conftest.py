@@ -22,8 +22,19 @@ FLEET_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
 # another stack's cluster (tests/test_pools_program.py).
 POOLS_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
                      if "accelstack:onCluster:" in p.read_text())
+# In-cluster stacks (an `accelstack:inCluster` section) declare only the in-cluster layer
+# of a cluster they reference (tests/test_in_cluster.py, docs/adopt.md).
+IN_CLUSTER_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
+                          if "accelstack:inCluster:" in p.read_text())
+# Adopted cluster stacks (an `accelstack:adopt` section) declare a cluster another tool
+# made, as it is (its network, service account, capacity settings): tested against the
+# cluster they were adopted from (tests/test_adopt.py), not against the rules of a cluster
+# the stack makes.
+ADOPTED_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
+                       if "accelstack:adopt:" in p.read_text())
 STACK_FILES = sorted(p for p in STACKS_DIR.glob("Pulumi.*.yaml")
-                     if p not in FLEET_FILES and p not in POOLS_FILES)
+                     if p not in FLEET_FILES and p not in POOLS_FILES
+                     and p not in IN_CLUSTER_FILES and p not in ADOPTED_FILES)
 REFERENCE = ROOT.parent / "shared" / "reference"
 
 # Previews warn when the shipped price table is older than its set age (docs/cost.md);

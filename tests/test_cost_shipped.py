@@ -49,6 +49,15 @@ HAND: dict[str, list[tuple[str, int, tuple[str, str, str] | None]]] = {
         ("system pool", 3, ("vm/e2-standard-4", "us-central1", "on-demand")),
         ("cluster fee", 1, FEE),
     ],
+    # Adopted from xpk: its two Spot slices, the stack's own system pool, the fee; xpk's
+    # default-pool is kept as it is, not declared, so not priced (docs/limits.md).
+    "xpk-v5e": [
+        ("pool xpk-v5e-np", 2 * 16, ("tpu/v5e", "us-west4", "spot")),
+        ("system pool", 3, ("vm/e2-standard-8", "us-west4", "on-demand")),
+        ("cluster fee", 1, FEE),
+    ],
+    # An in-cluster stack: nothing of its own that GCP bills (the pools are another team's).
+    "xpk-layer": [],
     # A pools stack: its own slices on v5e-spot's cluster (us-west4), no fee.
     "v5e-extra": [("pool extra", 2 * 16, ("tpu/v5e", "us-west4", "spot"))],
     "v5e-spot": [

@@ -58,7 +58,9 @@ def test_every_stack_example_has_its_offline_route(page: str) -> None:
     previews = {(a[1], _value(a, "--outputs")) for a in argvs
                 if _preview(a) and len(a) > 1 and _value(a, "--outputs")}
     read = {_value(a, "--outputs") for a in argvs if not _preview(a)}
+    # accelstack-adopt's --stack names the stack file it writes, not a stack it reads.
     missing = sorted({s for a in argvs if (s := _value(a, "--stack")) is not None
+                      and a[0] != "accelstack-adopt"
                       and not any(stack == s and f in read for stack, f in previews)})
     assert missing == [], f"{page}: --stack examples without the offline route for {missing}"
 

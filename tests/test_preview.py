@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import FLEET_FILES, POOLS_FILES, MINIMAL, ROOT, STACK_FILES
+from conftest import ADOPTED_FILES, FLEET_FILES, IN_CLUSTER_FILES, POOLS_FILES, MINIMAL, ROOT, STACK_FILES
 from infra.preview import harness
 from infra.policy import rules as policy
 from infra.preview import cli as preview
@@ -24,15 +24,15 @@ SNAPSHOTS = ROOT / "snapshots"
 @pytest.fixture(scope="module")
 def docs() -> dict[str, dict[str, Any]]:
     return {harness.stack_name(p): preview.desired_state(p)
-            for p in STACK_FILES + FLEET_FILES + POOLS_FILES}
+            for p in STACK_FILES + FLEET_FILES + POOLS_FILES + IN_CLUSTER_FILES + ADOPTED_FILES}
 
 
 def test_every_stack_has_a_snapshot() -> None:
     assert sorted(p.stem for p in SNAPSHOTS.glob("*.yaml")) == sorted(
-        harness.stack_name(p) for p in STACK_FILES + FLEET_FILES + POOLS_FILES)
+        harness.stack_name(p) for p in STACK_FILES + FLEET_FILES + POOLS_FILES + IN_CLUSTER_FILES + ADOPTED_FILES)
 
 
-@pytest.mark.parametrize("path", STACK_FILES + FLEET_FILES + POOLS_FILES,
+@pytest.mark.parametrize("path", STACK_FILES + FLEET_FILES + POOLS_FILES + IN_CLUSTER_FILES + ADOPTED_FILES,
                          ids=lambda p: p.name)
 def test_snapshot_is_current(path: Path, docs: dict[str, dict[str, Any]]) -> None:
     # A change to a stack's desired state must come with its regenerated snapshot

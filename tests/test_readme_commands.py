@@ -77,6 +77,7 @@ def _canonical(command: str) -> str:
 
 def _elsewhere() -> dict[str, str]:
     """Commands run by a section's own test, from that test's own list."""
+    import test_adopt_docs
     import test_completion
     import test_docs_site
     import test_ephemeral_docs
@@ -96,6 +97,8 @@ def _elsewhere() -> dict[str, str]:
                   for c in test_docs_site.COMMANDS})
     found.update({_canonical(c): "tests/test_ephemeral_docs.py::test_the_docs_commands_run"
                   for c in test_ephemeral_docs.doc_commands()})
+    found.update({_canonical(c): "tests/test_adopt_docs.py::test_the_docs_commands_run"
+                  for c in test_adopt_docs.doc_commands()})
     return found
 
 

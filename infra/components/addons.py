@@ -42,7 +42,8 @@ class ClusterAddons(pulumi.ComponentResource):
 
         def size_jobset(args: pulumi.ResourceTransformArgs
                         ) -> pulumi.ResourceTransformResult | None:
-            sized = addons_spec.size_jobset_controller(dict(args.props), nodes)
+            sized = addons_spec.size_jobset_controller(dict(args.props), nodes,
+                                                       addons_spec.controller_selector(cfg))
             return None if sized is None else pulumi.ResourceTransformResult(sized, args.opts)
 
         jobset = k8s.yaml.v2.ConfigFile(

@@ -7,6 +7,7 @@ import pulumi_gcp as gcp
 
 from infra.specs import cluster as spec
 from infra.components import child_options
+from infra.components.adopted import cluster_options
 from infra.specs import registry as registry_spec
 from infra.config.stack import StackConfig
 
@@ -30,16 +31,24 @@ class GkeCluster(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:cluster:GkeCluster", name, None, opts)
         child = child_options(self, opts)
-        account = gcp.serviceaccount.Account(f"{name}-nodes", opts=child,
-                                             **spec.service_account_args(cfg))
-        member = account.email.apply(lambda e: f"serviceAccount:{e}")
-        bindings = [
-            gcp.projects.IAMMember(f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
-                                   opts=child, **spec.role_binding_args(cfg, role, member))
-            for role in registry_spec.node_project_roles(cfg.registry, spec.NODE_ROLES)
-        ]
+        existing = cfg.adopt.node_service_account
+        bindings: list[pulumi.Resource] = []
+        if existing is not None:
+            # An existing node service account (an adopted cluster's): used as it is; its
+            # roles are its owner's.
+            email: pulumi.Output[str] = pulumi.Output.from_input(existing.email)
+        else:
+            account = gcp.serviceaccount.Account(f"{name}-nodes", opts=child,
+                                                 **spec.service_account_args(cfg))
+            email = account.email
+            member = account.email.apply(lambda e: f"serviceAccount:{e}")
+            bindings = [
+                gcp.projects.IAMMember(f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
+                                       opts=child, **spec.role_binding_args(cfg, role, member))
+                for role in registry_spec.node_project_roles(cfg.registry, spec.NODE_ROLES)
+            ]
         args = spec.cluster_args(cfg, network=network, subnetwork=subnetwork,
-                                 service_account=account.email)
+                                 service_account=email)
         if "masterAuthorizedNetworks" in cfg.secret_keys and \
                 "master_authorized_networks_config" in args:
             # Given as a Pulumi secret: the addresses stay secret in state and previews.
@@ -48,14 +57,15 @@ class GkeCluster(pulumi.ComponentResource):
                 "cidr_blocks": pulumi.Output.secret(blocks)}
         self.cluster = gcp.container.Cluster(
             name,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*bindings, *_deps(opts)],
-                                        ignore_changes=["nodeConfig", "initialNodeCount"]),
+            opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(
+                parent=self, depends_on=[*bindings, *_deps(opts)],
+                ignore_changes=["nodeConfig", "initialNodeCount"]), cluster_options(cfg)),
             **args,
         )
-        fw = spec.webhook_firewall_args(cfg, network=network, service_account=account.email)
+        fw = spec.webhook_firewall_args(cfg, network=network, service_account=email)
         if fw is not None:
             gcp.compute.Firewall(f"{name}-webhooks", opts=child, **fw)
-        self.service_account_email = account.email
+        self.service_account_email = email
         self.endpoint = self.cluster.endpoint
         self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate.apply(
             lambda ca: ca or "")

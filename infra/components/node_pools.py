@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.specs import nodepool as spec
+from infra.components.adopted import node_pool_options
 from infra.config.stack import SlicePool, StackConfig
 
 
@@ -17,7 +18,8 @@ class SystemNodePool(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelstack:nodepool:SystemNodePool", name, None, opts)
         self.pool = gcp.container.NodePool(
-            name, opts=pulumi.ResourceOptions(parent=self),
+            name, opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self),
+                                                    node_pool_options(cfg, name)),
             **spec.system_node_pool_args(cfg, cfg.system_pool, cluster=cluster,
                                          service_account=service_account))
         self.register_outputs({"name": self.pool.name})
@@ -40,7 +42,8 @@ class SliceNodePools(pulumi.ComponentResource):
                 policy = gcp.compute.ResourcePolicy(f"{np_name}-wp", opts=child, **wp_args)
                 policy_name = policy.name
             self.pools.append(gcp.container.NodePool(
-                np_name, opts=child,
+                np_name, opts=pulumi.ResourceOptions.merge(
+                    child, node_pool_options(cfg, np_name)),
                 **spec.slice_node_pool_args(cfg, pool, i, cluster=cluster,
                                             service_account=service_account,
                                             additional_networks=additional_networks,

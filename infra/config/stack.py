@@ -48,6 +48,8 @@ from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
                                  MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
                                  SlicePool, parse_slices)
 from infra.config.errors import ConfigError
+from infra.config import adopted as adopted_config
+from infra.config.adopted import AdoptSettings
 from infra.config.dynamic_slicing import check_addons as check_dynamic_addons
 from infra.config.reader import Reader
 from infra.config.slice_classes import SliceClass, parse_slice_classes
@@ -101,6 +103,7 @@ class StackConfig:
     allow_replace: tuple[Allowance, ...] = ()  # infra/config/replace.py
     # Metric packages, dashboard, alert policies (infra/config/observability.py).
     observability: Observability = Observability()
+    adopt: AdoptSettings = AdoptSettings()  # an adopted cluster (infra/config/adopted.py)
 
     @property
     def location(self) -> str:
@@ -122,7 +125,7 @@ TOP_LEVEL_KEYS = (
     "tensorboard", "mlDiagnostics",
     "allowReplace",
     "observability",
-)
+) + adopted_config.KEYS
 
 
 def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
@@ -188,6 +191,10 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     ml_diagnostics = bool(r.get(top, "mlDiagnostics", "", bool, default=False))
     allow_replace = parse_allow_replace(r, top.get("allowReplace"))
     observability = parse_observability(r, top.get("observability"), version)
+    adopt = adopted_config.parse(r, top, project=cluster.project, location=cluster.region,
+                                 cluster_name=cluster.cluster_name,
+                                 node_pools=None if unresolved else [
+                                     "system", *(n for p in pools for n in p.node_pool_names())])
     if not slices_raw and cluster.auto_provisioning is None and not top.get("sliceClasses"):
         r.fail("slices", "declares no slice pools, no slice classes and nodeAutoProvisioning "
                "is off; a stack needs at least one source of accelerators")
@@ -221,7 +228,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
         checkpointing=checkpointing, tensorboard=tensorboard,
         ml_diagnostics=ml_diagnostics, allow_replace=allow_replace,
-        observability=observability,
+        observability=observability, adopt=adopt,
     )
 
 

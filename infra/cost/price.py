@@ -195,8 +195,9 @@ def price_stack(cfg: StackConfig, table: Table, *, pools_only: bool = False) -> 
     head = cfg.pathways.head_pool if cfg.pathways else None
     lines = [pool_line(table, p, region,
                        f"{'Pathways head pool' if p.name == head else 'pool'} {p.name}")
-             for p in cfg.slices]
-    if not pools_only:
+             for p in cfg.slices if not p.foreign]  # another team's pools are theirs
+    in_cluster = cfg.adopt.controller_pool is not None  # no GCP resource of its own
+    if not pools_only and not in_cluster:
         sp = cfg.system_pool
         # max_node_count is "Maximum number of nodes for one location in the node pool"
         # (google.container.v1.NodePoolAutoscaling; https://cloud.google.com/php/docs/
@@ -210,7 +211,8 @@ def price_stack(cfg: StackConfig, table: Table, *, pools_only: bool = False) -> 
                            _rate(table, CLUSTER_FEE, "cluster-hour", "on-demand", region),
                            region))
     classes = tuple(class_range(table, c, region) for c in cfg.slice_classes)
-    return Figures("pools" if pools_only else "cluster", table.as_of.isoformat(),
+    return Figures("pools" if pools_only else "in-cluster" if in_cluster else "cluster",
+                   table.as_of.isoformat(),
                    tuple(lines), classes)
 
 

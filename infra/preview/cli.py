@@ -136,7 +136,10 @@ def _desired_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     cost = costs.figures(path, ev).to_dict()
     offline = harness.offline_outputs(ev)
     resources = [{"type": r.type, "name": r.name, "parent": r.parent_name or None,
-                  "inputs": _mask(r.inputs)} for r in ev.resources]
+                  "inputs": _mask(r.inputs),
+                  # an adopted resource: imported by this ID, these fields kept as they are
+                  **({"import": r.import_id, "ignoreChanges": list(r.ignore_changes)}
+                     if r.import_id else {})} for r in ev.resources]
     if not hasattr(ev.config, "policy"):
         # A fleet stack (docs/fleets.md) or a pools stack (docs/ephemeral.md) declares no
         # cluster: the cluster rules do not apply.

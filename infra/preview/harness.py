@@ -23,6 +23,7 @@ from pulumi.runtime import mocks as _mocks
 from infra.record import record
 from infra import program
 from infra.config import fleet as fleet_config
+from infra.config import in_cluster as in_cluster_config
 from infra.config import pools as pools_config
 from infra.config import stack_file, stack_refs
 from infra.config.errors import did_you_mean
@@ -58,6 +59,8 @@ class Resource:
     inputs: dict[str, Any]
     dependencies: tuple[str, ...] = ()
     transforms: int = 0  # resource transforms registered with it (the mock engine runs none)
+    import_id: str = ""  # the import option (an adopted resource's ID)
+    ignore_changes: tuple[str, ...] = ()
 
     @property
     def parent_name(self) -> str:
@@ -193,8 +196,13 @@ class _Monitor(_mocks.MockMonitor):
     def __init__(self, mocks: _Mocks) -> None:
         super().__init__(mocks)
         self.order: list[tuple[str, str, str, bool, tuple[str, ...]]] = []
+        # (type, name) -> (import ID, ignore_changes): the options an adoption sets
+        self.options: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (the gRPC method name)
+        self.options[(request.type, request.name)] = (
+            str(getattr(request, "importId", "") or ""),
+            tuple(getattr(request, "ignoreChanges", ()) or ()))
         if request.type != "pulumi:pulumi:Stack":
             self.order.append((request.type, request.name, request.parent,
                                bool(request.custom), tuple(request.dependencies)))
@@ -286,9 +294,11 @@ def _evaluate(cfg: Any, stack: str, build: Callable[[], dict[str, Any]],
         raise error from None
     for type_, name, parent, custom, deps in monitor.order:
         urn = monitor.make_urn(parent, type_, name)
+        import_id, ignored = monitor.options.get((type_, name), ("", ()))
         result.resources.append(Resource(urn, type_, name, parent, custom,
                                          mocks.inputs.get((type_, name), {}), deps,
-                                         mocks.transforms.get((type_, name), 0)))
+                                         mocks.transforms.get((type_, name), 0),
+                                         import_id, ignored))
     # Registration order depends on when inputs resolve; sort for stable results.
     result.resources.sort(key=lambda r: r.urn)
     return result
@@ -335,6 +345,13 @@ def evaluate_file(path: str | Path) -> Evaluation:
         refs = {n: referenced_outputs(folder, n) for _, n in named}
         return evaluate_fleet(sf.raw, sf.stack, {k: v for k, v in refs.items() if v},
                               locate=sf.locate)
+    if in_cluster_config.is_in_cluster(sf.raw):
+        # Offline: the cluster as its recorded description says (infra/program.py).
+        icfg = program.load_in_cluster_config(sf.raw, sf.stack, sf.locate)
+        description = program.describe_cluster(icfg, folder, live=False)
+        layer = program.in_cluster_stack_config(icfg, description, sf.locate)
+        return _evaluate(layer, sf.stack,
+                         lambda: program.build_in_cluster(layer, sf.stack, description), {})
     if pools_config.is_pools(sf.raw):
         pools = program.load_pools_config(sf.raw, sf.stack, sf.locate)
         problems = [sf.locate(p) for p in _reference_problems(

@@ -83,6 +83,19 @@ def kueue_manager_config(cfg: StackConfig) -> dict[str, Any]:
     return config
 
 
+# GKE labels every node with its node pool's name (https://cloud.google.com/kubernetes-engine/
+# docs/how-to/creating-managing-labels: cloud.google.com/gke-nodepool).
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+
+
+def controller_selector(cfg: StackConfig) -> dict[str, str]:
+    """Where the controllers run: the stack's system pool, or on a cluster an in-cluster
+    stack references, the pool it names (by GKE's own node pool label)."""
+    if cfg.adopt.controller_pool is not None:
+        return {NODE_POOL_LABEL: cfg.adopt.controller_pool}
+    return {"accelstack.dev/slice-pool": "system"}
+
+
 def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
     memory = f"{kueue_memory_mi(node_count(cfg))}Mi"
     return {
@@ -99,7 +112,7 @@ def kueue_release_args(cfg: StackConfig) -> dict[str, Any]:
                 "manager": {"resources": {"requests": {"cpu": "500m", "memory": memory},
                                           "limits": {"cpu": "2", "memory": memory}}},
                 # Controllers run on the system pool, never on accelerator nodes.
-                "nodeSelector": {"accelstack.dev/slice-pool": "system"},
+                "nodeSelector": controller_selector(cfg),
             },
             "enablePrometheus": False,
             "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(
@@ -121,7 +134,8 @@ def jobset_memory_mi(nodes: int) -> int:
     return max(128, nodes)
 
 
-def size_jobset_controller(obj: dict[str, Any], nodes: int) -> dict[str, Any] | None:
+def size_jobset_controller(obj: dict[str, Any], nodes: int,
+                           selector: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The JobSet controller Deployment of the release manifest, sized for ``nodes`` and
     kept on the system pool; None for every other object of the manifest."""
     meta = obj.get("metadata") or {}
@@ -129,7 +143,7 @@ def size_jobset_controller(obj: dict[str, Any], nodes: int) -> dict[str, Any] | 
         return None
     out = copy.deepcopy(obj)
     pod = out.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
-    pod["nodeSelector"] = {"accelstack.dev/slice-pool": "system"}
+    pod["nodeSelector"] = selector or {"accelstack.dev/slice-pool": "system"}
     request = jobset_memory_mi(nodes)
     for c in pod.get("containers") or []:
         if c.get("name") == "manager":

@@ -21,6 +21,7 @@ from infra.specs import checkpointing as checkpointing_spec
 from infra.specs.observability import packages as metric_packages
 from infra.specs.slice_classes import autoscaling as class_autoscaling
 from infra.config.stack import StackConfig
+from infra.specs import pool_settings as settings_spec
 
 # GKE's least-privilege node role, plus pulling images from Artifact Registry, plus the
 # role image streaming needs when nodes run as a custom service account: "the custom
@@ -159,6 +160,7 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
         m = cfg.maintenance
         args["maintenance_policy"] = {"recurring_window": {
             "start_time": m.start, "end_time": m.end, "recurrence": m.recurrence}}
+    args = settings_spec.cluster_args(cfg, args)  # an adopted cluster's keys
     return {k: v for k, v in args.items() if v is not None}
 
 

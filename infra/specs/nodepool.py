@@ -16,6 +16,7 @@ from infra.catalog import boot_disks
 from infra.specs import dranet as dranet_spec
 from infra.catalog.tables import TPU_TOPOLOGY_LABEL, Taint, local_ssd_disks, needs_workload_policy
 from infra.config.stack import SlicePool, StackConfig, SystemPool
+from infra.specs import pool_settings as settings_spec
 
 OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 IMAGE_TYPE = "COS_CONTAINERD"  # GPUDirect-RDMA, gVNIC and image streaming need COS
@@ -53,6 +54,7 @@ def declared_taints(pool: SlicePool) -> list[Taint]:
     taints = [SPOT_TAINT] if pool.capacity.mode == "spot" else []
     if pool.pools_stack is not None:
         taints.append(Taint(POOLS_STACK_TAINT_KEY, pool.pools_stack))
+    taints += [Taint(t.key, t.value, t.effect) for t in pool.settings.taints]
     return taints
 
 
@@ -66,14 +68,15 @@ def node_selector(pool: SlicePool) -> dict[str, str]:
         selector.pop(TPU_TOPOLOGY_LABEL, None)
         selector[POOL_LABEL] = pool.name
     mode = pool.capacity.mode
-    selector[CAPACITY_LABEL] = mode
+    if not pool.foreign:  # another team's nodes carry GKE's labels only
+        selector[CAPACITY_LABEL] = mode
     if mode == "spot":
         selector[SPOT_LABEL] = "true"
     elif mode == "flex-start":
         selector[FLEX_START_LABEL] = "true"
     elif mode == "queued":
         selector[QUEUED_LABEL] = "true"
-    if pool.accelerator.kind == "cpu" or pool.pools_stack is not None:
+    if (pool.accelerator.kind == "cpu" or pool.pools_stack is not None) and not pool.foreign:
         # A pools stack's pods select their own pool, never the host's of the same type.
         selector[POOL_LABEL] = pool.name
     return selector
@@ -349,7 +352,7 @@ def slice_node_pool_args(
         # GKE creates and attaches the extra NICs' networks itself (dranet_spec.py).
         args.setdefault("network_config", {})["accelerator_network_profile"] = (
             dranet_spec.NETWORK_PROFILE)
-    return args
+    return settings_spec.slice_args(cfg, pool, args)
 
 
 def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
@@ -373,5 +376,8 @@ def system_node_pool_args(cfg: StackConfig, pool: SystemPool, *, cluster: Any,
     }
     if pool.max_pods_per_node is not None:
         args["max_pods_per_node"] = pool.max_pods_per_node
+    scopes = settings_spec.node_scopes(cfg)
+    if scopes is not None:
+        args["node_config"]["oauth_scopes"] = scopes
     return args
 
