@@ -16,6 +16,7 @@ from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
 from infra.config import dynamic_slicing as config_dynamic
 from infra.config import gpu as config_gpu
+from infra.config import maintenance as config_maintenance
 from infra.catalog.gke_versions import GkeVersion, below, shown
 from infra.catalog.tables import Accelerator
 from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
@@ -31,7 +32,7 @@ DISK_TYPES = boot_disks.ALL_TYPES  # which of them a machine takes: infra/catalo
 MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
               "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
-              "maxPodsPerNode", "dranet", "dynamicSlicing")
+              "maxPodsPerNode", "dranet", "dynamicSlicing", "upgrade")
 
 # Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
 # system pods; xpk creates TPU node pools with --max-pods-per-node 15
@@ -115,6 +116,8 @@ class SlicePool:
     # TPU7x sub-blocks joined into slices by GKE's slice controller
     # (infra/config/dynamic_slicing.py); None for a pool of fixed slices.
     dynamic: config_dynamic.DynamicSlicing | None = None
+    # ``upgrade``: strategy, auto-upgrade and auto-repair (infra/config/maintenance.py)
+    upgrade: config_maintenance.Upgrade = field(default_factory=config_maintenance.Upgrade)
 
     @property
     def chips(self) -> int:
@@ -384,13 +387,16 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str], version: GkeVersio
             r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
                    f"later; {version.said()}")
     dranet = _dranet(r, raw, path, accel, version)
+    upgrade = config_maintenance.parse_upgrade(
+        r, raw.get("upgrade"), path, mode=mode, channel=channel,
+        multi_host=accel.kind == "tpu" and accel.multi_host)
     if len(r.problems) > before:
         return None
     return SlicePool(
         name=name, accelerator=accel, count=count, capacity=capacity, zones=tuple(pool_zones),
         placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
         gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
-        max_pods_per_node=max_pods, dranet=dranet, dynamic=dynamic,
+        max_pods_per_node=max_pods, dranet=dranet, dynamic=dynamic, upgrade=upgrade,
     )
 
 

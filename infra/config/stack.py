@@ -8,6 +8,7 @@ The parser is built in layers that import one way only, each small enough to rea
 
     infra.config.errors, infra.config.reader, infra.config.fields   messages, the typed reader, names, labels
     infra.config.network                              network CIDRs and GPU subnet arithmetic
+    infra.config.maintenance                          maintenance window, exclusions, pool upgrades
     infra.config.cluster                              project, zones, cluster, system pool, NAP
     infra.config.slices                               slice pools and their capacity rules
     infra.config.slice_classes                        slice classes (GKE ComputeClasses)
@@ -51,6 +52,7 @@ from infra.config.reader import Reader
 from infra.config.slice_classes import SliceClass, parse_slice_classes
 from infra.config.secrets import SECRET_KEYS
 from infra.config.registry import RegistryConfig, check_cached_images, parse_registry
+from infra.contract.maintenance import Exclusion
 from infra.record import record
 
 __all__ = [
@@ -95,6 +97,8 @@ class StackConfig:
     checkpointing: Checkpointing | None = None  # GKE multi-tier checkpointing
     tensorboard: VertexTensorboard | None = None  # a Vertex AI TensorBoard instance
     ml_diagnostics: bool = False  # ML Diagnostics' install and roles (infra/specs/ml_diagnostics.py)
+    # maintenanceExclusions (infra/config/maintenance.py): when GKE may not upgrade
+    maintenance_exclusions: tuple[Exclusion, ...] = ()
 
     @property
     def location(self) -> str:
@@ -114,6 +118,7 @@ TOP_LEVEL_KEYS = (
     "pathways", "sliceClasses",
     "checkpointing",
     "tensorboard", "mlDiagnostics",
+    "maintenanceExclusions",
 )
 
 
@@ -210,7 +215,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         secret_keys=frozenset(secret_keys),
         registry=registry, storage=storage, pathways=pathways, slice_classes=tuple(classes),
         checkpointing=checkpointing, tensorboard=tensorboard,
-        ml_diagnostics=ml_diagnostics,
+        ml_diagnostics=ml_diagnostics, maintenance_exclusions=cluster.exclusions,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from infra.contract import checkpointing as checkpointing_contract
+from infra.contract import maintenance as maintenance_contract
 from infra.contract import tensorboard as tensorboard_contract
 from infra.contract.parts import ClusterInfo as ClusterInfo
 from infra.contract.parts import LocalQueueInfo as LocalQueueInfo
@@ -47,6 +48,8 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    (the reserved addresses its Cloud NAT sends from); additive: absent reads as unknown
 #    and tensorboard (the stack's Vertex AI TensorBoard instance: project, region,
 #    displayName, name); additive: absent reads as none
+#    and maintenance (the window and exclusions the stack declares,
+#    infra/contract/maintenance.py); additive: absent reads as none declared
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -88,6 +91,9 @@ class StackOutputs:
     # ML Diagnostics' injection webhook runs on the cluster (infra/specs/ml_diagnostics.py);
     # exported only when true, absent (an older contract) reads as false.
     ml_diagnostics: bool = False
+    # The maintenance window and exclusions (infra/contract/maintenance.py); exported only
+    # when the stack declares a window, absent (an older contract) reads as none.
+    maintenance: maintenance_contract.MaintenanceInfo | None = None
 
     def slice_class(self, name: str) -> SliceClassInfo | None:
         return next((c for c in self.slice_classes if c.name == name), None)
@@ -146,6 +152,7 @@ class StackOutputs:
             **({"onCluster": self.on_cluster} if self.on_cluster else {}),
             **({"tensorboard": self.tensorboard.to_dict()} if self.tensorboard else {}),
             **({"mlDiagnostics": True} if self.ml_diagnostics else {}),
+            **({"maintenance": self.maintenance.to_dict()} if self.maintenance else {}),
         }
 
 
@@ -286,6 +293,8 @@ def load(data: Any) -> StackOutputs:
                                               ContractError),
         ml_diagnostics=bool(_need(data, "mlDiagnostics", bool, p)) if "mlDiagnostics" in data
         else False,
+        maintenance=maintenance_contract.load(data.get("maintenance"), f"{p}.maintenance",
+                                              ContractError),
     )
 
 
