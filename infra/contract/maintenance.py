@@ -266,3 +266,18 @@ def summary_lines(info: MaintenanceInfo) -> list[str]:
                 }[x.scope]
         lines.append(f"maintenance exclusion {x.name}: {what} from {x.start} until {x.end}")
     return lines
+
+
+def create_warning(info: MaintenanceInfo, now: datetime, seconds: float) -> str | None:
+    """One line when a workload starting ``now`` and running ``seconds`` would still run
+    when GKE may next upgrade nodes (the next window no exclusion covers); None otherwise."""
+    until = now + timedelta(seconds=seconds)
+    found = next_window(info, now, until)
+    if found is None:
+        return None
+    start, _ = found
+    ended = [x.name for x, end in exclusion_ends(info, now) if end <= start]
+    after = f" (after maintenance exclusion {', '.join(ended)} ends)" if ended else ""
+    return (f"warning: GKE may upgrade nodes in the maintenance window from {shown(start)}"
+            f"{after}, before this workload's {seconds / 3600:g}h would end; a node upgrade "
+            "restarts its slices (docs/maintenance.md)")

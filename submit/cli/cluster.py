@@ -71,3 +71,10 @@ def credentials(stack: str | None, outputs_file: str | None, project_dir: str,
                                  param_hint="'--kubeconfig'") from None
     switched = "" if no_switch else "; it is the current context"
     click.echo(f"wrote context {context} to {path}{switched} (kubectl --context {context})")
+
+
+# `hold` / `resume` (a pool's ClusterQueues through Kueue's stopPolicy): submit/cli/maintenance.py
+from submit.cli.maintenance import hold, resume  # noqa: E402
+
+cluster.add_command(hold)
+cluster.add_command(resume)
