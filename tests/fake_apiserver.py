@@ -271,8 +271,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "metadata": {"resourceVersion": str(st.revision)},
                 "items": st.resourceflavors})
         if _VERSION.match(url.path) and method == "GET":
-            # apiserver pkg/endpoints/discovery/version.go: 200 and version.Info
-            return self._send(200, {"major": "1", "minor": "33", "gitVersion": st.git_version,
+            # the row "version" (apiserver pkg/server/routes/version.go)
+            return self._send(ANSWERS["version"].status, {
+                                    "major": "1", "minor": "33", "gitVersion": st.git_version,
                                     "gitCommit": "0" * 40, "gitTreeState": "clean",
                                     "buildDate": "2026-01-01T00:00:00Z",
                                     "goVersion": "go1.24.9", "compiler": "gc",

@@ -14,10 +14,15 @@ GKE's rules, with their sources (docs/maintenance.md has the table):
   return values in UTC, causing a permanent diff".
 - Exclusions: at most 20 at a time (pulumi-gcp 10.2.0 ClusterMaintenancePolicyArgs
   maintenance_exclusions; terraform-provider-google-beta 33e3efe raised MaxItems from 3 to
-  20); scopes NO_UPGRADES, NO_MINOR_UPGRADES, NO_MINOR_OR_NODE_UPGRADES (GKE API Scope);
-  a NO_UPGRADES exclusion lasts at most 30 days, and the other two scopes need a release
-  channel (GKE, About maintenance windows and exclusions, "Scope of upgrades": NOT
-  VERIFIED here, the stored excerpts of that page stop before its table; docs/limits.md).
+  20); scopes NO_UPGRADES, NO_MINOR_UPGRADES, NO_MINOR_OR_NODE_UPGRADES (GKE API Scope).
+  Google's own samples (terraform-google-modules/terraform-docs-samples@fd275b8,
+  gke/standard/zonal/no-channel-to-release-channel/no_upgrade/main.tf) say "NO_UPGRADES
+  exclusions are limited to 30 days" and "A recurring window must be set to use
+  maintenance exclusions in Terraform"; the same sequence moves the cluster from no
+  channel (UNSPECIFIED, NO_UPGRADES) onto REGULAR before it sets a
+  NO_MINOR_OR_NODE_UPGRADES exclusion (no_minor_or_node_upgrade/main.tf), which is what
+  the release-channel rule for the other two scopes rests on (GKE's concept page, "Scope
+  of upgrades", states it; its stored excerpts stop before that table: docs/limits.md).
   The end of a minor version's support, which bounds the other scopes, is not checked.
 - Node pools: a cluster on a release channel keeps node auto-upgrade on ("Node
   auto-upgrade defaults to true and cannot be disabled", GKE API ReleaseChannel,
@@ -28,7 +33,10 @@ GKE's rules, with their sources (docs/maintenance.md has the table):
   node-pool-upgrade-strategies; API NodePoolUpdateStrategy SHORT_LIVED "for
   QueuedProvisioning and flex start node pools"): no strategy to choose. A multi-host TPU
   slice is one unit (GKE recreates it whole), so neither surge nodes nor a blue pool
-  beside it make a partial upgrade: such pools take SURGE with maxSurge 0. Surge and
+  beside it make a partial upgrade: such pools take SURGE with maxSurge 0 (what every
+  pool had before the key). NOT VERIFIED against a GKE page that says how GKE applies a
+  surge or blue-green setting to such a pool; the refusal is the conservative side
+  (docs/limits.md). Surge and
   unavailable counts: "must not be negative and at least one of them must be greater than
   zero" (pulumi-gcp 10.2.0 NodePoolUpgradeSettingsArgs).
 """
