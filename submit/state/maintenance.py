@@ -97,3 +97,15 @@ def hold_targets(node_selector: Mapping[str, str], flavors: Sequence[Mapping[str
                            for group in (q.get("spec") or {}).get("resourceGroups") or []
                            for fl in group.get("flavors") or []))
     return names, queues
+
+
+def summary(nodes: Sequence[Mapping[str, Any]] | None, control_plane: str | None) -> str:
+    """The fleet view's MAINTENANCE cell of one cluster: node pools with a host maintenance
+    notice (from when) and node pools behind the control plane; "none" when neither."""
+    if nodes is None:
+        return "unknown: nodes not readable"
+    parts = [f"{pool}: host maintenance from {_when(epoch)} ({count} node(s))"
+             for pool, (count, epoch) in sorted(scheduled(nodes).items())]
+    parts += [f"{pool}: node upgrade pending ({version} < {control_plane})"
+              for pool, version in sorted(behind(nodes, control_plane).items())]
+    return "; ".join(parts) or "none"
