@@ -102,10 +102,10 @@ def parse_window(r: Reader, value: Any, channel: str | None) -> m.Window | None:
     if rec is not None:
         parsed = m.rule(rec) if rec.startswith("FREQ=") else None
         if parsed is None:
-            ok = r.fail(f"{path}.recurrence", f"{show(rec)} is not an RFC 5545 RRULE such as "
-                        "FREQ=WEEKLY;BYDAY=SA,SU") or False
+            ok = r.check(False, f"{path}.recurrence", f"{show(rec)} is not an RFC 5545 RRULE "
+                         "such as FREQ=WEEKLY;BYDAY=SA,SU")
         elif isinstance(parsed, str):
-            ok = r.fail(f"{path}.recurrence", f"{show(rec)}: {parsed}") or False
+            ok = r.check(False, f"{path}.recurrence", f"{show(rec)}: {parsed}")
     if not (ok and start and end and rec):
         return None
     window = m.Window(start, end, rec)
@@ -251,11 +251,11 @@ def _times(r: Reader, path: str, start: str | None, end: str | None) -> bool:
     ok = True
     for key, val in (("start", start), ("end", end)):
         if val is not None and not (_ZULU.match(val) and m.parse_time(val)):
-            ok = r.fail(f"{path}.{key}", f"{show(val)} is not an RFC 3339 time in UTC such as "
-                        "2026-01-03T02:00:00Z (GKE answers in UTC; another offset would "
-                        "show as a change on every preview)") or False
+            ok = r.check(False, f"{path}.{key}", f"{show(val)} is not an RFC 3339 time in UTC "
+                         "such as 2026-01-03T02:00:00Z (GKE answers in UTC; another offset "
+                         "would show as a change on every preview)")
     if ok and start and end and _span(start, end) <= timedelta(0):
-        ok = r.fail(f"{path}.end", f"{show(end)} is not after start {show(start)}") or False
+        ok = r.check(False, f"{path}.end", f"{show(end)} is not after start {show(start)}")
     return ok
 
 
