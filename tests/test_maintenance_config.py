@@ -211,3 +211,16 @@ def test_next_window_skips_what_an_exclusion_covers() -> None:
                                                       "NO_MINOR_UPGRADES"),))
     assert m.next_window(patches, now, now + timedelta(days=30))[0] == datetime(
         2026, 3, 7, 1, tzinfo=UTC)
+
+
+def test_a_bad_maintenance_field_in_the_contract_names_its_path() -> None:
+    from infra.contract.outputs import ContractError
+
+    bad = {"window": None, "exclusions": [{"name": "x", "start": "2026-12-01T00:00:00Z",
+                                           "end": "2026-12-02T00:00:00Z", "scope": "NEVER"}]}
+    with pytest.raises(ContractError, match=r"^outputs\.maintenance\.exclusions\[0\]\.scope: "
+                                            r"'NEVER' is not one of NO_UPGRADES"):
+        m.load(bad, "outputs.maintenance", ContractError)
+    with pytest.raises(ContractError, match=r"window\.start: 'soon' is not an RFC 3339 time"):
+        m.load({"window": {"start": "soon", "end": "2026-12-02T00:00:00Z",
+                           "recurrence": "FREQ=DAILY"}}, "outputs.maintenance", ContractError)

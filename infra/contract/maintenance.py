@@ -244,8 +244,8 @@ def _strings(data: Any, path: str, keys: tuple[str, ...], error: type[Exception]
     for key in keys:
         value = data.get(key)
         if not isinstance(value, str) or parse_time(value) is None and key in ("start", "end"):
-            raise error(f"{path}.{key}: {value!r} is not a "
-                        f"{'RFC 3339 time' if key in ('start', 'end') else 'string'}")
+            raise error(f"{path}.{key}: {value!r} is not "
+                        f"{'an RFC 3339 time' if key in ('start', 'end') else 'a string'}")
         out.append(value)
     return out
 
