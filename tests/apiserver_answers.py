@@ -97,6 +97,12 @@ _ROWS = (
            CACHER + "cache_watcher.go nextBookmarkTime (`c.deadline.Add(-2 * time.Second)`, "
            "every `bookmarkFrequency`); cacher.go: `defaultBookmarkFrequency = time.Minute`, "
            "the bookmark object is `c.newFunc()` with only its resourceVersion set"),
+    Answer("version", "GET `/version`", "any", 200,
+           "version.Info: major, minor, gitVersion (`v1.33.5-gke.1080000`), gitCommit, "
+           "gitTreeState, buildDate, goVersion, compiler, platform",
+           "apiserver/pkg/server/routes/version.go handleVersion: "
+           "`responsewriters.WriteRawJSON(http.StatusOK, *v.Version, w)`; "
+           "apimachinery/pkg/version/types.go Info"),
     Answer("unauthorized", "any request", "no valid bearer token", 401,
            "Status Failure, reason Unauthorized, message 'Unauthorized'",
            "apiserver/pkg/endpoints/filters/authentication.go Unauthorized: "

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, urlparse
 import yaml
 
 from apiserver_answers import ANSWERS
-from fake_apiserver_objects import KINDS, answer, status
+from fake_apiserver_objects import KINDS, answer, merge_patch, status
 
 # Watch bookmarks (apiserver pkg/storage/cacher/cache_watcher.go nextBookmarkTime): about
 # every minute (cacher.go defaultBookmarkFrequency), and 2 s before the watch's timeout.
@@ -46,8 +46,10 @@ _EVENTS = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
 _NODES = re.compile(r"^/api/v1/nodes$")
 _LOCALQUEUE = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/namespaces/([^/]+)/localqueues/([^/]+)$")
 _CLUSTERQUEUES = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/clusterqueues$")
-_SLICES = re.compile(r"^/apis/accelerator\.gke\.io/v1beta1/slices$")  # GKE dynamic slicing
+_CLUSTERQUEUE = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/clusterqueues/([^/]+)$")
 _FLAVORS = re.compile(r"^/apis/kueue\.x-k8s\.io/v1beta2/resourceflavors$")
+_VERSION = re.compile(r"^/version/?$")
+_SLICES = re.compile(r"^/apis/accelerator\.gke\.io/v1beta1/slices$")  # GKE dynamic slicing
 _PENDING = re.compile(r"^/apis/visibility\.kueue\.x-k8s\.io/v1beta2/(.+)/pendingworkloads$")
 
 
@@ -87,6 +89,8 @@ class State:
     secrets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     localqueues: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     clusterqueues: list[dict[str, Any]] = field(default_factory=list)
+    # GET /version's gitVersion (apimachinery pkg/version Info)
+    git_version: str = "v1.33.5-gke.1080000"
     # visibility API: "namespaces/NS/localqueues/LQ" or "clusterqueues/CQ" -> items; a
     # path not here answers 404 (the API not served), "forbidden" makes it answer 403
     pending: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -116,6 +120,10 @@ def _matches(labels: dict[str, str], selector: str | None) -> bool:
     for term in selector.split(","):
         if term.startswith("!"):  # set-based "!KEY": no label KEY
             if term[1:] in labels:
+                return False
+            continue
+        if "=" not in term:  # set-based "KEY": the label exists
+            if term not in labels:
                 return False
             continue
         key, _, value = term.partition("=")
@@ -247,13 +255,33 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "ClusterQueueList",
                                     "apiVersion": "kueue.x-k8s.io/v1beta2",
                                     "items": st.clusterqueues})
+        if (m := _CLUSTERQUEUE.match(url.path)) and method == "PATCH":
+            # A merge patch of a cluster-scoped object answers as a namespaced one: 200 and
+            # the object, or 404 NotFound (rows merge-patch, merge-patch-absent).
+            cq = next((c for c in st.clusterqueues if c["metadata"]["name"] == m.group(1)), None)
+            if cq is None:
+                return self._status(ANSWERS["merge-patch-absent"].status,
+                                    f'clusterqueues.kueue.x-k8s.io "{m.group(1)}" not found',
+                                    "NotFound")
+            merged = merge_patch(cq, body)
+            st.clusterqueues[st.clusterqueues.index(cq)] = merged
+            return self._send(ANSWERS["merge-patch"].status, merged)
         if _FLAVORS.match(url.path) and method == "GET":
             if "resourceflavors" in st.forbidden:
                 return self._status(403, 'resourceflavors.kueue.x-k8s.io is forbidden: User '
                                     '"dev" cannot list resource "resourceflavors"', "Forbidden")
-            return self._send(200, {"kind": "ResourceFlavorList",
-                                    "apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": {},
-                                    "items": st.resourceflavors})
+            return self._send(ANSWERS["list"].status, {
+                "kind": "ResourceFlavorList", "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "metadata": {"resourceVersion": str(st.revision)},
+                "items": st.resourceflavors})
+        if _VERSION.match(url.path) and method == "GET":
+            # the row "version" (apiserver pkg/server/routes/version.go)
+            return self._send(ANSWERS["version"].status, {
+                                    "major": "1", "minor": "33", "gitVersion": st.git_version,
+                                    "gitCommit": "0" * 40, "gitTreeState": "clean",
+                                    "buildDate": "2026-01-01T00:00:00Z",
+                                    "goVersion": "go1.24.9", "compiler": "gc",
+                                    "platform": "linux/amd64"})
         if _SLICES.match(url.path) and method == "GET":
             if "slices" in st.forbidden:
                 return self._status(403, 'slices.accelerator.gke.io is forbidden: User "dev" '

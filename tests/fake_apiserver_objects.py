@@ -182,3 +182,9 @@ def _delete(kind: Kind, store: dict[tuple[str, str], dict[str, Any]], key: tuple
     return ANSWERS["delete"].status, {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
         "details": {"name": key[1], "group": kind.group, "kind": kind.resource, "uid": uid}}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """A JSON merge patch (RFC 7386) of a copy of ``target`` (a cluster-scoped object the
+    fake routes itself, such as a ClusterQueue)."""
+    return _merge(_copy(target), patch)

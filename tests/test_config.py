@@ -709,7 +709,7 @@ def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:
 
 
 CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fields", "infra.config.network",
-                 "infra.config.cluster", "infra.config.gpu", "infra.config.dynamic_slicing", "infra.config.pool_settings", "infra.config.adopted", "infra.config.slices", "infra.config.class_capacity",
+                 "infra.config.maintenance", "infra.config.cluster", "infra.config.gpu", "infra.config.dynamic_slicing", "infra.config.pool_settings", "infra.config.adopted", "infra.config.slices", "infra.config.class_capacity",
                  "infra.config.class_nodes", "infra.config.slice_classes",
                  "infra.config.pathways", "infra.config.addons", "infra.config.registry", "infra.config.store_kinds", "infra.config.storage",
                  "infra.config.checkpointing",
@@ -749,7 +749,7 @@ def test_config_layers_import_only_layers_below(module: str) -> None:
     allowed = below | {"infra.catalog.tables", "infra.contract.images", "infra.catalog.machine_shapes",
                        "infra.catalog.boot_disks", "infra.config.secrets",
                        "infra.catalog.gke_versions", "infra.record",
-                       "infra.catalog.pod_resources"}
+                       "infra.catalog.pod_resources", "infra.contract.maintenance"}
     assert _infra_imports(module) <= allowed, _infra_imports(module) - allowed
 
 

@@ -37,3 +37,17 @@ def test_the_stacks_page_has_a_row_for_every_config_key() -> None:
              for key in re.findall(r"`([A-Za-z]+)`", line.split(" | ", 1)[0])}
     keys = {*TOP_LEVEL_KEYS, ON_CLUSTER_KEY, FLEET_KEY}
     assert sorted(keys - cells) == []
+
+
+def test_the_upgrades_section_has_a_row_for_every_key() -> None:
+    """docs/stacks.md's "Upgrades and maintenance" table names every key the maintenance
+    parsers take (infra/config/maintenance.py)."""
+    from infra.config import maintenance
+
+    rows = doc_pages.section("docs/stacks.md", "## Upgrades and maintenance")
+    cells = {token.rsplit(".", 1)[-1] for line in rows.splitlines() if line.startswith("| `")
+             for token in re.findall(r"`([^`]+)`", line.split(" | ", 1)[0])}
+    keys = {*maintenance.WINDOW_KEYS, *maintenance.EXCLUSION_KEYS, *maintenance.UPGRADE_KEYS}
+    assert sorted(keys - cells) == []
+    blue_green = next(ln for ln in rows.splitlines() if ln.startswith("| `slices[].upgrade.blueGreen`"))
+    assert sorted(k for k in maintenance.BLUE_GREEN_KEYS if f"`{k}`" not in blue_green) == []

@@ -254,9 +254,16 @@ PER_KIND: dict[str, Callable[[FakeApiServer, Kind], int]] = {
     "get": get, "get-absent": get_absent, "delete": delete,
     "delete-foreground": delete_foreground, "delete-orphan-false": delete_orphan_false,
     "delete-absent": delete_absent}
+def version_(server: FakeApiServer) -> int:
+    server.state.git_version = "v1.34.1-gke.1829001"
+    status, body = _call(server, "GET", f"{server.url}/version")
+    assert body["gitVersion"] == "v1.34.1-gke.1829001" and body["major"] == "1"
+    return status
+
+
 ONCE: dict[str, Callable[[FakeApiServer], int]] = {
     "list": list_, "watch": watch, "watch-expired": watch_expired, "watch-bookmark": watch_bookmark,
-    "unauthorized": unauthorized}
+    "unauthorized": unauthorized, "version": version_}
 
 
 def test_every_row_has_a_driver() -> None:

@@ -242,7 +242,7 @@ def test_fleet_view_table(servers: dict[str, FakeApiServer], outputs: Path) -> N
     lines = result.output.splitlines()
     assert lines[0].split() == ["CLUSTER", "ROLE", "REGION", "VIA", "STATUS", "QUEUES",
                                 "FLAVOR", "NOMINAL", "USED", "FREE", "PENDING", "ADMITTED",
-                                "FINISHED", "MANAGER", "SEES"]
+                                "FINISHED", "MANAGER", "SEES", "MAINTENANCE"]
     west = next(ln for ln in lines if ln.startswith("west"))
     assert west.split()[:13] == ["west", "worker", "us-west4", "ip", "ok", "main",
                                  "v5litepod-16-spot", "32", "16", "16", "0", "0", "0"]
@@ -340,3 +340,19 @@ def test_fleet_offline_outputs_are_read_by_submit(tmp_path: Path,
     listed = CliRunner().invoke(main, ["accelerators", "--outputs", str(path)])
     assert listed.exit_code == 0, listed.output
     assert "v6e-16-spot" in listed.output
+
+
+def test_fleet_view_shows_upcoming_maintenance(servers: dict[str, FakeApiServer],
+                                               outputs: Path) -> None:
+    from test_maintenance_cli import _node
+
+    servers["west"].state.nodes = [_node("a", "west-pool-0", "v1.33.5-gke.1080000",
+                                         "1733083200")]
+    servers["east"].state.nodes = [_node("b", "east-pool-0", "v1.32.9-gke.100")]
+    servers["manager"].state.forbidden.add("nodes")
+    data = json.loads(run(outputs, "fleet", "view", "-o", "json").output)
+    seen = {r["cluster"]: r["maintenance"] for r in data}
+    assert seen == {
+        "west": "west-pool-0: host maintenance from 2024-12-01T20:00Z (1 node(s))",
+        "east": "east-pool-0: node upgrade pending (v1.32.9-gke.100 < v1.33.5-gke.1080000)",
+        "fleet-manager": "unknown: nodes not readable"}

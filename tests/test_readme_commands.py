@@ -212,6 +212,15 @@ def _cluster_state(server: FakeApiServer, argv: list[str]) -> None:
         if "wait" in argv:
             js["status"] = {"conditions": [{"type": "Completed", "status": "True",
                                             "reason": "AllJobsCompleted", "message": ""}]}
+    if argv[:2] in (["cluster", "hold"], ["cluster", "resume"]) and not st.clusterqueues:
+        # The pool's ResourceFlavor and a ClusterQueue with quota in it, as the stack makes
+        # them (tests/test_maintenance_cli.py).
+        from test_maintenance_cli import _queue_objects
+
+        stack = argv[argv.index("--stack") + 1]
+        from infra.contract.outputs import load
+
+        _queue_objects(server, load(stacks.outputs(stack)).pool(argv[2]))
 
 
 @pytest.mark.parametrize("section", _sections())
@@ -287,6 +296,10 @@ def _check(command: str, argv: list[str], stdout: str, server: FakeApiServer,
                    for r in server.state.requests), command
     if "logs" in argv:
         assert stdout == "step 1 loss 2.31\nstep 2 loss 2.12\n", command
+    if argv[:2] in (["cluster", "hold"], ["cluster", "resume"]):
+        policy = next(q for q in server.state.clusterqueues
+                      if q["metadata"]["name"] == "cluster-queue")["spec"].get("stopPolicy")
+        assert policy == ("Hold" if argv[1] == "hold" else None), command
     if "delete" in argv:
         assert server.state.jobsets == {}, command
     if argv[:2] == ["cluster", "credentials"]:

@@ -61,6 +61,7 @@ def test_setup_shows_its_steps_then_a_summary_and_the_next_command(tmp_path: Pat
         "stack v5e-spot: 41 resources",
         "outputs: accelstack; pools: v5litepod-16 (v5litepod-16 x2, spot)",
         "policy: ok",
+        "maintenance window: FREQ=WEEKLY;BYDAY=SA,SU from 2026-01-03T03:00:00Z, 6h",
         "cost: $16.37/hour while it stands (price table of 2026-11-27)",
         # Each part's $/hour and how it was reached (docs/cost.md), one line each.
         *[line for line in lines if line.startswith("  ") and "/hour  " in line],

@@ -18,7 +18,9 @@ from infra.config.fields import (LABEL_KEY, MAX_NODES_PER_POOL_ZONE, check_gke_n
                                  check_max_pods, parse_labels)
 from infra.config.network import Network, parse_network
 from infra.config.errors import did_you_mean, one_of, show
+from infra.config import maintenance as maintenance_config
 from infra.config.reader import Reader
+from infra.contract import maintenance as maintenance_contract
 from infra.record import field, record
 
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
@@ -33,7 +35,6 @@ _PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+\Z")
 _ZONE = re.compile(r"^(?P<region>[a-z]+-[a-z]+[0-9]+)-[a-z]\Z")
 _GKE_VERSION = re.compile(r"^\d+\.\d+(\.\d+(-gke\.\d+)?)?\Z")
-_RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(Z|[+-]\d\d:\d\d)\Z")
 
 
 @record
@@ -42,11 +43,8 @@ class AuthorizedNetwork:
     name: str
 
 
-@record
-class MaintenanceWindow:
-    start: str
-    end: str
-    recurrence: str
+# The window (start, end, recurrence), checked in infra/config/maintenance.py.
+MaintenanceWindow = maintenance_contract.Window
 
 
 @record
@@ -96,6 +94,7 @@ class Cluster:
     auto_provisioning: AutoProvisioning | None
     dns_endpoint: bool = False
     dns_k8s_tokens: bool = False  # Kubernetes tokens accepted at the DNS endpoint
+    exclusions: tuple[maintenance_contract.Exclusion, ...] = ()  # maintenanceExclusions
 
 
 def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
@@ -150,7 +149,9 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
 
     authorized = _authorized_networks(r, top.get("masterAuthorizedNetworks"))
     dns_endpoint, dns_k8s_tokens = _dns_endpoint(r, top.get("dnsEndpoint"))
-    maintenance = _maintenance(r, top.get("maintenanceWindow"))
+    maintenance = maintenance_config.parse_window(r, top.get("maintenanceWindow"), channel)
+    exclusions = maintenance_config.parse_exclusions(r, top.get("maintenanceExclusions"),
+                                                     channel, maintenance)
     deletion_protection = r.get(top, "deletionProtection", "", bool, default=True)
     labels = parse_labels(r, top.get("labels"), "labels")
     system_pool = _system_pool(r, top.get("systemPool"))
@@ -162,6 +163,7 @@ def parse_cluster(r: Reader, top: Mapping[str, Any]) -> Cluster:
         authorized_networks=tuple(authorized), maintenance=maintenance,
         deletion_protection=deletion_protection, labels=labels, system_pool=system_pool,
         auto_provisioning=nap, dns_endpoint=dns_endpoint, dns_k8s_tokens=dns_k8s_tokens,
+        exclusions=exclusions,
     )
 
 
@@ -213,26 +215,6 @@ def _authorized_networks(r: Reader, value: Any) -> list[AuthorizedNetwork]:
                 continue
             out.append(AuthorizedNetwork(cidr, r.get(raw, "name", path, str, default=cidr)))
     return out
-
-
-def _maintenance(r: Reader, value: Any) -> MaintenanceWindow | None:
-    if value is None:
-        return None
-    path = "maintenanceWindow"
-    raw = r.obj(value, path, ("start", "end", "recurrence"))
-    start = r.get(raw, "start", path, str, required=True)
-    end = r.get(raw, "end", path, str, required=True)
-    rec = r.get(raw, "recurrence", path, str, required=True)
-    for key, val in (("start", start), ("end", end)):
-        if val is not None:
-            r.check(bool(_RFC3339.match(val)), f"{path}.{key}",
-                    f"{show(val)} is not an RFC 3339 time such as 2026-01-03T02:00:00Z")
-    if rec is not None:
-        r.check(rec.startswith("FREQ="), f"{path}.recurrence",
-                f"{show(rec)} is not an RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=SA,SU")
-    if start and end and rec:
-        return MaintenanceWindow(start, end, rec)
-    return None
 
 
 def _system_pool(r: Reader, value: Any) -> SystemPool:

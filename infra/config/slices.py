@@ -17,6 +17,7 @@ from infra.catalog import tables as catalog
 from infra.config import dynamic_slicing as config_dynamic
 from infra.config import gpu as config_gpu
 from infra.config import pool_settings
+from infra.config import maintenance as config_maintenance
 from infra.catalog.gke_versions import GkeVersion, below, shown
 from infra.catalog.tables import Accelerator
 from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
@@ -32,7 +33,7 @@ DISK_TYPES = boot_disks.ALL_TYPES  # which of them a machine takes: infra/catalo
 MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
               "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
-              "maxPodsPerNode", "dranet", "dynamicSlicing") + pool_settings.KEYS
+              "maxPodsPerNode", "dranet", "dynamicSlicing", "upgrade") + pool_settings.KEYS
 
 # Pods per node on accelerator pools. A TPU host runs one workload pod beside a few GKE
 # system pods; xpk creates TPU node pools with --max-pods-per-node 15
@@ -121,6 +122,8 @@ class SlicePool:
     # Another team's pool on a cluster an in-cluster stack references (infra/config/
     # in_cluster.py): its nodes carry GKE's labels only, never the stack's.
     foreign: bool = False
+    # ``upgrade``: strategy, auto-upgrade and auto-repair (infra/config/maintenance.py)
+    upgrade: config_maintenance.Upgrade = field(default_factory=config_maintenance.Upgrade)
 
     @property
     def chips(self) -> int:
@@ -393,6 +396,9 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str], version: GkeVersio
                    f"later; {version.said()}")
     dranet = _dranet(r, raw, path, accel, version)
     settings = pool_settings.parse(r, raw, path, accel.kind, count, multi)
+    upgrade = config_maintenance.parse_upgrade(
+        r, raw.get("upgrade"), path, mode=mode, channel=channel,
+        multi_host=accel.kind == "tpu" and accel.multi_host)
     if len(r.problems) > before:
         return None
     return SlicePool(
@@ -400,6 +406,7 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str], version: GkeVersio
         placement=placement, min_count=min_count, disk_size_gb=disk, disk_type=disk_type,
         gpu_driver_version=driver, labels=labels, secondary_boot_disk=boot_disk,
         max_pods_per_node=max_pods, dranet=dranet, dynamic=dynamic, settings=settings,
+        upgrade=upgrade,
     )
 
 

@@ -8,6 +8,7 @@ The parser is built in layers that import one way only, each small enough to rea
 
     infra.config.errors, infra.config.reader, infra.config.fields   messages, the typed reader, names, labels
     infra.config.network                              network CIDRs and GPU subnet arithmetic
+    infra.config.maintenance                          maintenance window, exclusions, pool upgrades
     infra.config.cluster                              project, zones, cluster, system pool, NAP
     infra.config.slices                               slice pools and their capacity rules
     infra.config.slice_classes                        slice classes (GKE ComputeClasses)
@@ -56,6 +57,7 @@ from infra.config.slice_classes import SliceClass, parse_slice_classes
 from infra.config.secrets import SECRET_KEYS
 from infra.config.replace import Allowance, parse_allow_replace
 from infra.config.registry import RegistryConfig, check_cached_images, parse_registry
+from infra.contract.maintenance import Exclusion
 from infra.record import record
 
 __all__ = [
@@ -104,6 +106,8 @@ class StackConfig:
     # Metric packages, dashboard, alert policies (infra/config/observability.py).
     observability: Observability = Observability()
     adopt: AdoptSettings = AdoptSettings()  # an adopted cluster (infra/config/adopted.py)
+    # maintenanceExclusions (infra/config/maintenance.py): when GKE may not upgrade
+    maintenance_exclusions: tuple[Exclusion, ...] = ()
 
     @property
     def location(self) -> str:
@@ -125,6 +129,7 @@ TOP_LEVEL_KEYS = (
     "tensorboard", "mlDiagnostics",
     "allowReplace",
     "observability",
+    "maintenanceExclusions",
 ) + adopted_config.KEYS
 
 
@@ -229,6 +234,7 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
         checkpointing=checkpointing, tensorboard=tensorboard,
         ml_diagnostics=ml_diagnostics, allow_replace=allow_replace,
         observability=observability, adopt=adopt,
+        maintenance_exclusions=cluster.exclusions,
     )
 
 

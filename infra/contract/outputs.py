@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from infra.contract import checkpointing as checkpointing_contract
+from infra.contract import maintenance as maintenance_contract
 from infra.contract import tensorboard as tensorboard_contract
 from infra.contract import observability as observability_contract
 from infra.contract.parts import ClusterInfo as ClusterInfo
@@ -50,6 +51,8 @@ CONTRACT_VERSION = 3  # 2: queues, priority classes, add-on versions, cached ima
 #    displayName, name); additive: absent reads as none
 #    and monitoring (the stack's Cloud Monitoring dashboard: project, dashboard resource
 #    name; infra/contract/observability.py); additive: absent reads as none
+#    and maintenance (the window and exclusions the stack declares,
+#    infra/contract/maintenance.py); additive: absent reads as none declared
 OUTPUT_NAME = "accelstack"
 # On a pool with ``dranet``, pods claim the node's extra NICs from this ResourceClaimTemplate,
 # which the stack creates in every workload namespace (infra/specs/dranet.py).
@@ -93,6 +96,9 @@ class StackOutputs:
     ml_diagnostics: bool = False
     # The stack's Cloud Monitoring dashboard (infra/contract/observability.py), or None.
     monitoring: observability_contract.MonitoringInfo | None = None
+    # The maintenance window and exclusions (infra/contract/maintenance.py); exported only
+    # when the stack declares a window, absent (an older contract) reads as none.
+    maintenance: maintenance_contract.MaintenanceInfo | None = None
 
     def slice_class(self, name: str) -> SliceClassInfo | None:
         return next((c for c in self.slice_classes if c.name == name), None)
@@ -152,6 +158,7 @@ class StackOutputs:
             **({"tensorboard": self.tensorboard.to_dict()} if self.tensorboard else {}),
             **({"mlDiagnostics": True} if self.ml_diagnostics else {}),
             **({"monitoring": self.monitoring.to_dict()} if self.monitoring else {}),
+            **({"maintenance": self.maintenance.to_dict()} if self.maintenance else {}),
         }
 
 
@@ -294,6 +301,8 @@ def load(data: Any) -> StackOutputs:
         else False,
         monitoring=observability_contract.load(data.get("monitoring"), f"{p}.monitoring",
                                                ContractError),
+        maintenance=maintenance_contract.load(data.get("maintenance"), f"{p}.maintenance",
+                                              ContractError),
     )
 
 

@@ -76,6 +76,11 @@ def summary(doc: dict[str, Any], by_type: bool = True) -> list[str]:
              f"outputs: {', '.join(sorted(outputs)) or 'none'}"
              + (f"; pools: {pools}" if pools else ""),
              verdict]
+    if isinstance(contract.get("maintenance"), dict):  # window, exclusions: until when
+        from infra.contract import maintenance
+
+        info = maintenance.load(contract["maintenance"], "maintenance", ValueError)
+        lines += maintenance.summary_lines(info) if info else []
     if "cost" in doc:
         from infra.preview import costs
 

@@ -19,6 +19,7 @@ from infra.specs import dynamic_slicing as dynamic_spec
 from infra.specs import storage as storage_spec
 from infra.specs import checkpointing as checkpointing_spec
 from infra.specs.observability import packages as metric_packages
+from infra.specs import upgrades as upgrades_spec
 from infra.specs.slice_classes import autoscaling as class_autoscaling
 from infra.config.stack import StackConfig
 from infra.specs import pool_settings as settings_spec
@@ -156,10 +157,9 @@ def cluster_args(cfg: StackConfig, *, network: Any, subnetwork: Any,
             # (infra/config/cluster.py _dns_endpoint has the sources).
             dns["enable_k8s_tokens_via_dns"] = True
         args["control_plane_endpoints_config"] = {"dns_endpoint_config": dns}
-    if cfg.maintenance:
-        m = cfg.maintenance
-        args["maintenance_policy"] = {"recurring_window": {
-            "start_time": m.start, "end_time": m.end, "recurrence": m.recurrence}}
+    policy = upgrades_spec.maintenance_policy(cfg)  # window, exclusions
+    if policy:
+        args["maintenance_policy"] = policy
     args = settings_spec.cluster_args(cfg, args)  # an adopted cluster's keys
     return {k: v for k, v in args.items() if v is not None}
 

@@ -16,6 +16,7 @@ from infra.config.stack import SliceClass, SlicePool, StackConfig
 from infra.specs import storage as storage_spec
 from infra.specs import checkpointing as checkpointing_spec
 from infra.specs import tensorboard as tensorboard_spec
+from infra.contract.maintenance import MaintenanceInfo
 from infra.contract.checkpointing import CheckpointTierInfo
 from infra.contract.outputs import (ClusterInfo, LocalQueueInfo, PathwaysInfo, SliceClassInfo,
                                    SlicePoolInfo, StackOutputs, StorageInfo, StoreInfo)
@@ -137,5 +138,7 @@ def build(cfg: StackConfig, stack: str, *, endpoint: str, ca_certificate: str,
         # The instance's resource name is known once it exists: the program fills it in.
         tensorboard=tensorboard_spec.info(cfg, name=""),
         ml_diagnostics=cfg.ml_diagnostics,
+        maintenance=(MaintenanceInfo(cfg.maintenance, cfg.maintenance_exclusions)
+                     if cfg.maintenance else None),
     )
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from infra.catalog import boot_disks
 from infra.specs import dranet as dranet_spec
+from infra.specs import upgrades as upgrades_spec
 from infra.catalog.tables import TPU_TOPOLOGY_LABEL, Taint, local_ssd_disks, needs_workload_policy
 from infra.config.stack import SlicePool, StackConfig, SystemPool
 from infra.specs import pool_settings as settings_spec
@@ -266,18 +267,6 @@ def _effect(effect: str) -> str:
             "PreferNoSchedule": "PREFER_NO_SCHEDULE"}[effect]
 
 
-def _management(pool: SlicePool) -> dict[str, bool]:
-    # GKE's flex-start and queued-provisioning pools are created with auto-repair off;
-    # clusters on a release channel must keep auto-upgrade on.
-    return {"auto_repair": not pool.capacity.autoscales_from_zero, "auto_upgrade": True}
-
-
-def _upgrade_settings(pool: SlicePool) -> dict[str, Any]:
-    # Accelerator capacity rarely has room for surge nodes: replace nodes in place, one at
-    # a time (a multi-host slice is recreated as a whole by GKE either way).
-    return {"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1}
-
-
 def slice_node_pool_args(
     cfg: StackConfig,
     pool: SlicePool,
@@ -299,8 +288,8 @@ def slice_node_pool_args(
         "location": cfg.location,
         "node_locations": list(pool.zones),
         "node_config": slice_node_config(cfg, pool, service_account, index),
-        "management": _management(pool),
-        "upgrade_settings": _upgrade_settings(pool),
+        "management": upgrades_spec.management(pool),
+        "upgrade_settings": upgrades_spec.upgrade_settings(pool),
     }
     if pool.one_pool_per_slice:
         # One node pool per multi-host slice: GKE creates, repairs and scales the slice as a

@@ -145,3 +145,8 @@ def at_risk(replacements_file: str, stack: str | None, outputs_file: str | None,
             click.echo(f"  {r['kind']:8s} {r['namespace']}/{r['name']}  {r['state']:8s} on "
                        f"{', '.join(r['nodePools'])}  owner {r['owner']}  age {r['age']}")
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+# `hold` / `resume` (a pool's ClusterQueues through Kueue's stopPolicy): submit/cli/maintenance.py
+from submit.cli.maintenance import hold, resume  # noqa: E402
+
+cluster.add_command(hold)
+cluster.add_command(resume)

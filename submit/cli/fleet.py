@@ -58,8 +58,23 @@ def _reader(open_cluster: Callable[[], Any], namespaces: list[str],
                 out["checks"] = cluster.list_admission_checks()
             except KubeError as e:
                 out["mkcs"] = out["checks"] = str(e)
+        out["maintenance"] = _maintenance(cluster)
         return out
     return read
+
+
+def _maintenance(cluster: Any) -> str:
+    """Upcoming maintenance on the cluster (submit/state/maintenance.py summary); a read it
+    may not make is said in the cell, never turns the cluster's row into an error."""
+    from submit.cluster.kube import KubeError
+    from submit.state import maintenance
+
+    try:
+        nodes = cluster.list_nodes("")
+        plane = cluster.control_plane_version() if nodes else None
+    except KubeError as e:
+        return maintenance.summary(None, None) if e.status == 403 else f"unknown: {e}"
+    return maintenance.summary(nodes, plane)
 
 
 def _problem(e: Exception) -> str:
@@ -77,7 +92,9 @@ def _problem(e: Exception) -> str:
 def view(ctx: Context, fmt: str, timeout: float) -> None:
     """Every cluster of the fleet: queues, chips per flavor (nominal, used, free),
     workloads by state, and for each worker whether the manager's MultiKueue reaches it
-    (its MultiKueueCluster and AdmissionCheck Active). The clusters are read at once."""
+    (its MultiKueueCluster and AdmissionCheck Active), and each cluster's upcoming
+    maintenance (host maintenance notices, node pools behind the control plane). The
+    clusters are read at once."""
     from submit.cli.output import emit
     from submit.cluster.parallel import gather
     from submit.state import fleet as fl
@@ -96,8 +113,9 @@ def view(ctx: Context, fmt: str, timeout: float) -> None:
         rows += fl.view_rows(ctx.outputs.cluster.name, "manager", ctx.outputs.cluster.location,
                              manager_queues, _problem(mine), [])
     else:
-        rows += fl.view_rows(ctx.outputs.cluster.name, "manager", ctx.outputs.cluster.location,
-                             manager_queues, mine["cqs"], mine["workloads"])
+        rows += [{**r, "maintenance": mine["maintenance"]} for r in fl.view_rows(
+            ctx.outputs.cluster.name, "manager", ctx.outputs.cluster.location, manager_queues,
+            mine["cqs"], mine["workloads"])]
     for w in f.workers:
         queues = sorted({q.name for q in w.outputs.local_queues if q.namespace in namespaces})
         if isinstance(mine, Exception):
@@ -113,7 +131,9 @@ def view(ctx: Context, fmt: str, timeout: float) -> None:
             worker_rows = fl.view_rows(w.name, "worker", w.region, queues, _problem(got), [],
                                        w.manager_via)
         else:
-            worker_rows = fl.view_rows(w.name, "worker", w.region, queues, got["cqs"],
-                                       got["workloads"], w.manager_via)
+            worker_rows = [{**r, "maintenance": got["maintenance"]} for r in fl.view_rows(
+                w.name, "worker", w.region, queues, got["cqs"], got["workloads"],
+                w.manager_via)]
         rows += [{**r, "manager_view": seen} for r in worker_rows]
-    emit([{"manager_view": None, **r} for r in rows], fmt, fl.VIEW_COLUMNS)
+    emit([{"manager_view": None, "maintenance": None, **r} for r in rows], fmt,
+         (*fl.VIEW_COLUMNS, ("MAINTENANCE", "maintenance")))

@@ -19,6 +19,7 @@ import click
 
 from submit.cli.context import Context, apply_objects, bad_input, kube_call, pass_ctx
 from submit.cli.create_options import CreateOptions, create_options
+from submit.cli import maintenance
 from submit.cli.options import complete, lazy_group, namespace_option, stack_group_options, \
     stack_options
 from submit.cli.output import dump_objects
@@ -70,9 +71,11 @@ def command(name: str) -> Callable[[Callable[..., Any]], click.Command]:
 
 @command("create")
 @create_options
+@maintenance.runs_for_option
 @pass_ctx
 def create(ctx: Context, /, **options: Any) -> None:
     """Render a workload for the stack, check it, and apply it (or print it)."""
+    runs_for = options.pop("runs_for", None)  # the maintenance warning's (below)
     o = CreateOptions(**options)
     wl = _checked(o)
     # The kubeconfig is a local input too: a bad one is said before any registry is asked
@@ -100,6 +103,7 @@ def create(ctx: Context, /, **options: Any) -> None:
             able = wl.spec(ctx.outputs).fleet_workers
             click.echo(f"fleet {fleet.name}: workers that can run it: {', '.join(able)} "
                        "(MultiKueue runs it on the first to admit it)", err=True)
+    maintenance.warn_create(ctx.outputs, runs_for)  # one line on stderr, never a failure
     if submits and not o.builds_image:
         ctx.cluster  # noqa: B018
     if not o.builds_image:

@@ -209,8 +209,24 @@ def _why_pending(cluster: Any, ns: str, js: dict[str, Any], wl: dict[str, Any] |
     from submit.state import checkpointing  # the tiers, when the pods use them
 
     lines += checkpointing.describe_lines(js, pool)
+    lines += _maintenance(cluster, pool)
     lines.append(f"Verdict: {fleet_verdict or verdict}")
     return "\n".join(lines)
+
+
+def _maintenance(cluster: Any, pool: Any) -> list[str]:
+    """Upcoming maintenance of the workload's pool: host maintenance notices on its nodes
+    and a pending node upgrade (submit/state/maintenance.py); none for a class's shapes."""
+    if pool is None or not pool.node_pools:
+        return []
+    from submit.state import maintenance
+
+    selector = ",".join(f"{k}={v}" for k, v in sorted(pool.node_selector.items()))
+    nodes = _nodes(cluster, selector)
+    nodes = None if nodes is None else [n for n in nodes if (n["metadata"].get("labels") or {})
+                                        .get(maintenance.NODEPOOL_LABEL) in pool.node_pools]
+    plane = kube_call(cluster.control_plane_version) if nodes else None
+    return maintenance.lines(nodes, plane, pool.kind == "tpu" and pool.vms_per_slice > 1)
 
 
 def _slices(cluster: Any, js: dict[str, Any], wl: dict[str, Any] | None, outputs: Any

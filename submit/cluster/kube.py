@@ -401,3 +401,30 @@ class Cluster:
             self.custom.list_cluster_custom_object(*KUEUE, "admissionchecks",
                                                    _request_timeout=self.timeout)))
         return list(result.get("items", []))
+
+    # -- maintenance: hold and resume a pool's queues, the control plane's version -------
+
+    def list_resource_flavors(self) -> list[dict[str, Any]]:
+        """Kueue's ResourceFlavors: their spec.nodeLabels say which pool's nodes they are."""
+        return _items(self._json("list ResourceFlavors", self.custom.list_cluster_custom_object,
+                                 *KUEUE, "resourceflavors"))
+
+    def set_stop_policy(self, cluster_queue: str, policy: str | None) -> dict[str, Any]:
+        """Set a ClusterQueue's spec.stopPolicy (``Hold``, ``HoldAndDrain``) or remove it
+        (None: Kueue's default, ``None``, admits again) with a JSON merge patch (RFC 7386:
+        null deletes the key). Kueue's v1beta2 ClusterQueue: "if set to a value different
+        from None, the ClusterQueue is considered Inactive, no new reservation being made";
+        HoldAndDrain also evicts admitted workloads, Hold lets them run to completion."""
+        return self._json(f"patch ClusterQueue {cluster_queue}",
+                          self.custom.patch_cluster_custom_object, *KUEUE, "clusterqueues",
+                          cluster_queue, {"spec": {"stopPolicy": policy}},
+                          _content_type="application/merge-patch+json")
+
+    def control_plane_version(self) -> str | None:
+        """The API server's gitVersion (``v1.33.5-gke.1080000``; GET /version), None when
+        it does not say."""
+        from kubernetes import client
+
+        info = self._json("read the API server's version", client.VersionApi(self.api).get_code)
+        version = info.get("gitVersion")
+        return version if isinstance(version, str) and version else None
