@@ -164,7 +164,9 @@ def _desired_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
               help="Do not print the desired state (nor its summary).")
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Format of the desired state: YAML documents with the "
-              "summary as comments, or JSON (one object per stack, a list for several; with --summary, --diff, --check-snapshots or --quiet, what was asked instead of the desired state: stdout is one JSON document).")
+              "summary as comments, or JSON (one object per stack, a list for several; "
+              "with --summary, --diff, --check-snapshots or --quiet, what was asked instead "
+              "of the desired state: stdout is one JSON document).")
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
               help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
                    "[default: the nearest directory at or above this one with a "
