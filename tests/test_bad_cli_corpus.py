@@ -249,7 +249,7 @@ CASES = [
     Case("project-dir-missing", ["list"], "--project-dir", "'{tmp}/nope' is not a directory",
          group=["workload", "--stack", "dev", "--project-dir", "{tmp}/nope"]),
     Case("outputs-missing", ["list"], "--outputs",
-         "no outputs file {tmp}/nope.json; write one offline with `accelstack-preview nope "
+         "no outputs file {tmp}/nope.json; write one offline with `accelstack-preview STACK "
          "--quiet --outputs {tmp}/nope.json`, or from a deployed stack with `pulumi stack "
          "output --json --show-secrets > {tmp}/nope.json`",
          group=["workload", "--outputs", "{tmp}/nope.json"]),
@@ -281,7 +281,7 @@ CASES = [
          "ORG/STACK or ORG/PROJECT/STACK)", group=["workload"]),
     Case("outputs-after-command-missing", ["list", "--outputs", "{tmp}/nope.json"],
          "--outputs", "no outputs file {tmp}/nope.json; write one offline with "
-         "`accelstack-preview nope --quiet --outputs {tmp}/nope.json`, or from a deployed "
+         "`accelstack-preview STACK --quiet --outputs {tmp}/nope.json`, or from a deployed "
          "stack with `pulumi stack output --json --show-secrets > {tmp}/nope.json`",
          group=["workload"]),
     # -- cluster credentials ------------------------------------------------------------------

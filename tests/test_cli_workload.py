@@ -635,7 +635,7 @@ def test_unreadable_outputs_file(tmp_path: Path) -> None:
     nope = tmp_path / "nope.json"
     assert result.stderr == usage_error("list", "Error: Invalid value for '--outputs': no "
                                         f"outputs file {nope}; write one offline with "
-                                        f"`accelstack-preview nope --quiet --outputs {nope}`, "
+                                        f"`accelstack-preview STACK --quiet --outputs {nope}`, "
                                         "or from a deployed stack with `pulumi stack output "
                                         f"--json --show-secrets > {nope}`\n")
 
