@@ -24,7 +24,7 @@ class _Dumper(_BASE):  # type: ignore[misc]
     tag resolution of each scalar, a regular-expression match that PyYAML repeats for every
     key of every object, is remembered per value. tests/test_cli_output.py holds the output
     equal to CSafeDumper's for any JSON-like data, and to SafeDumper's for the golden
-    manifests."""
+    manifests, but for one style: a string of several lines is a block scalar (``|``)."""
 
     _resolved: dict[str, str] = {}  # a plain scalar's text -> the tag YAML reads it as
 
@@ -57,7 +57,10 @@ def _node(data: Any, scalar: Any = yaml.ScalarNode, mapping: Any = yaml.MappingN
     floats, dates, subclasses), as one plain function: this runs for every key and value."""
     t = type(data)
     if t is str:
-        return scalar(_STR, data)
+        # A text of several lines (a --config-file, a script) as a block scalar, as written
+        # in a file, rather than a quoted string of \n escapes; where YAML allows no block
+        # (trailing spaces, a key) the emitter falls back to a quoted scalar by itself.
+        return scalar(_STR, data, style="|" if "\n" in data else None)
     if t is dict:
         items = []
         for k, v in data.items():
