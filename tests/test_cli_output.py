@@ -124,3 +124,11 @@ def test_text_of_several_lines_is_a_block_scalar(tmp_path: Path) -> None:
     # same.
     for text in ("a  \nb\n", "x\n\n", "no newline at the end\nok", " lead\nx\n"):
         assert yaml.safe_load(output.yaml_text({"k": text})) == {"k": text}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(_TEXT, _DATA, min_size=1, max_size=4), min_size=2, max_size=4))
+def test_a_list_written_item_by_item_is_the_whole_list(objs: list[dict[str, object]]) -> None:
+    # dump_objects writes a List's items one at a time (bench/sweep_dry_run.py): the same
+    # text as the dumper writes for the whole document.
+    assert output.dump_objects(objs, "yaml") == output.yaml_text(output.as_document(objs))
