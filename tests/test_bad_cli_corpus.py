@@ -200,8 +200,7 @@ CASES = [
     Case("apply-binary", ["apply", "{tmp}/model.bin"], "FILE",
          "{tmp}/model.bin is not YAML or JSON: it is not UTF-8 text"),
     Case("apply-not-yaml", ["apply", "{tmp}/broken.yaml"], "FILE",
-         "{tmp}/broken.yaml is not YAML or JSON: line 2, column 1: expected ',' or ']', but "
-         "got '<stream end>'"),
+         "{tmp}/broken.yaml:2: not YAML or JSON: expected ',' or ']', but got '<stream end>'"),
     Case("apply-a-deployment", ["apply", "{tmp}/deployment.yaml"], "FILE",
          "{tmp}/deployment.yaml must hold one JobSet (and optionally its ConfigMap), not "
          "['Deployment']"),

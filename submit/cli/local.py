@@ -101,7 +101,9 @@ def _load(path: str) -> list[Any]:
         loaded = json.loads(text) if text.lstrip().startswith(("[", "{")) else \
             [d for d in yaml.safe_load_all(text) if d]
     except (ValueError, yaml.YAMLError) as e:
-        raise _bad("--from", f"{path} is not YAML or JSON: {str(e).splitlines()[0]}") from None
+        from submit.cli.output import not_a_manifest
+
+        raise _bad("--from", not_a_manifest(path, e)) from None
     return unwrap(loaded if isinstance(loaded, list) else [loaded])
 
 

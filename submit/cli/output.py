@@ -145,6 +145,16 @@ def unwrap(docs: list[Any]) -> list[Any]:
     return docs
 
 
+def not_a_manifest(path: str, e: Exception) -> str:
+    """A manifest that does not parse, as `create-group` and `experiment` say it of their
+    files: ``FILE:LINE: not YAML or JSON: problem`` (a position and the parser's words,
+    never the file's text: its env values may be secrets)."""
+    mark = getattr(e, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else getattr(e, "lineno", None)
+    problem = getattr(e, "problem", None) or getattr(e, "msg", None) or e.__class__.__name__
+    return f"{path}{f':{line}' if line else ''}: not YAML or JSON: {problem}"
+
+
 def emit(data: Any, fmt: str, columns: Sequence[tuple[str, str]] | None = None) -> None:
     """Print ``data`` (a list of dicts) in ``fmt``; ``columns`` are (header, key) for tables."""
     if fmt == "json":
