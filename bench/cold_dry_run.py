@@ -23,6 +23,11 @@ from bench.common import outputs_file  # noqa: E402
 
 TARGET_MS = 150.0
 TARGET_RATIO = 1.3  # to `python -c "import click, yaml"` (docs/benchmarks.md states it)
+# Recorded side by side on a quiet 2-core machine (issue 42), kept as facts to compare a
+# run with; this benchmark does not run xpk (it is not a dependency of the project).
+MEASURED_RATIO = 1.14  # cold dry-run / `import click, yaml`
+MEASURED_VS_XPK = 12.8  # xpk's cold `workload create --dry-run` / ours (11.5x under load)
+MEASURED_VS_XPK_UNDER_LOAD = 11.5
 
 
 def _median_ms(cmd: list[str], runs: int, env: dict[str, str]) -> float:
@@ -76,7 +81,8 @@ def main() -> int:
     print(f"python -c pass: median {statistics.median(bare):.1f} ms; import click, yaml: "
           f"median {statistics.median(floor):.1f} ms")
     print(f"dry-run / python -c pass = {ratio_bare:.2f}x; dry-run / import click, yaml = "
-          f"{ratio_floor:.2f}x (target <= {TARGET_RATIO}x)")
+          f"{ratio_floor:.2f}x (target <= {TARGET_RATIO}x; recorded {MEASURED_RATIO}x on a "
+          f"quiet machine, where xpk's took {MEASURED_VS_XPK}x as long as ours)")
     print(f"heavy modules loaded on the render path: {loaded}")
     ok = median <= TARGET_MS and ratio_floor <= TARGET_RATIO and loaded == "[]"
     print("PASS" if ok else "FAIL")

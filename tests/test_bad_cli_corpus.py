@@ -200,8 +200,7 @@ CASES = [
     Case("apply-binary", ["apply", "{tmp}/model.bin"], "FILE",
          "{tmp}/model.bin is not YAML or JSON: it is not UTF-8 text"),
     Case("apply-not-yaml", ["apply", "{tmp}/broken.yaml"], "FILE",
-         "{tmp}/broken.yaml is not YAML or JSON: line 2, column 1: expected ',' or ']', but "
-         "got '<stream end>'"),
+         "{tmp}/broken.yaml:2: not YAML or JSON: expected ',' or ']', but got '<stream end>'"),
     Case("apply-a-deployment", ["apply", "{tmp}/deployment.yaml"], "FILE",
          "{tmp}/deployment.yaml must hold one JobSet (and optionally its ConfigMap), not "
          "['Deployment']"),
@@ -249,7 +248,7 @@ CASES = [
     Case("project-dir-missing", ["list"], "--project-dir", "'{tmp}/nope' is not a directory",
          group=["workload", "--stack", "dev", "--project-dir", "{tmp}/nope"]),
     Case("outputs-missing", ["list"], "--outputs",
-         "no outputs file {tmp}/nope.json; write one offline with `accelstack-preview nope "
+         "no outputs file {tmp}/nope.json; write one offline with `accelstack-preview STACK "
          "--quiet --outputs {tmp}/nope.json`, or from a deployed stack with `pulumi stack "
          "output --json --show-secrets > {tmp}/nope.json`",
          group=["workload", "--outputs", "{tmp}/nope.json"]),
@@ -281,7 +280,7 @@ CASES = [
          "ORG/STACK or ORG/PROJECT/STACK)", group=["workload"]),
     Case("outputs-after-command-missing", ["list", "--outputs", "{tmp}/nope.json"],
          "--outputs", "no outputs file {tmp}/nope.json; write one offline with "
-         "`accelstack-preview nope --quiet --outputs {tmp}/nope.json`, or from a deployed "
+         "`accelstack-preview STACK --quiet --outputs {tmp}/nope.json`, or from a deployed "
          "stack with `pulumi stack output --json --show-secrets > {tmp}/nope.json`",
          group=["workload"]),
     # -- cluster credentials ------------------------------------------------------------------

@@ -205,7 +205,7 @@ def test_an_experiment_bundles_once_for_every_trial(tmp_path: Path, server: Fake
     res = _experiment(outputs, str(sweep), "--script-dir", str(code), "--base-image",
                       f"{registry.host}/base/python:3.11", "--dry-run")
     assert res.exit_code == 0, res.output
-    images = {_jobset_image([o]) for o in yaml.safe_load_all(res.stdout.split("---\n", 1)[1])
+    images = {_jobset_image([o]) for o in yaml.safe_load(res.stdout)["items"]
               if o["kind"] == "JobSet"}
     assert len(images) == 1 and next(iter(images)).startswith(
         f"{registry.host}/workloads/my-trainer@sha256:")

@@ -24,7 +24,23 @@ class _PythonDumper(yaml.SafeDumper):
                                        flow_style=output.flow_list(data))
 
 
+    def represent_str(self, data: str) -> yaml.Node:
+        return self.represent_scalar("tag:yaml.org,2002:str", data,
+                                     style="|" if "\n" in data else None)
+
+
 _PythonDumper.add_representer(list, _PythonDumper.represent_list)
+_PythonDumper.add_representer(str, _PythonDumper.represent_str)
+
+_BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _BaseDumper(_BASE):  # type: ignore[misc,valid-type]
+    """libyaml's emitter with PyYAML's representer and the CLI's block style for text of
+    several lines."""
+
+
+_BaseDumper.add_representer(str, _PythonDumper.represent_str)
 
 
 def test_the_c_emitter_is_used_where_available() -> None:
@@ -63,7 +79,7 @@ def test_the_fast_dumper_writes_what_libyaml_writes(docs: list[object]) -> None:
     # Against PyYAML's own representer on the same emitter: what this module changes. (The
     # emitters themselves differ on corners manifests do not have, such as an empty key;
     # on manifests they agree: test_same_yaml_as_the_python_emitter.)
-    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    base = _BaseDumper
     assert output.yaml_text(docs[0]) == yaml.dump(docs[0], Dumper=base, sort_keys=False)
     assert output.yaml_documents(docs) == yaml.dump_all(docs, Dumper=base, sort_keys=False)
 
@@ -82,3 +98,37 @@ def test_exit_codes_are_a_few_lines_not_one_each() -> None:
     assert values, "the exit codes are written in flow style"
     assert len(text.splitlines()) < len(yaml.safe_dump_all(objs).splitlines()) - 100
     assert yaml.safe_load(text) == output.as_document(objs)
+
+
+
+def test_text_of_several_lines_is_a_block_scalar(tmp_path: Path) -> None:
+    # `--config-file` (issue 42): the file's text as written, not a quoted one-liner.
+    from click.testing import CliRunner
+
+    from fakes import stacks
+    from submit.cli.app import main
+
+    config = tmp_path / "train.yaml"
+    config.write_text("steps: 100\noptimizer:\n  name: adam\n")
+    outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot")
+    result = CliRunner().invoke(main, [
+        "workload", "--outputs", str(outputs), "create", "--workload", "w1", "--accelerator",
+        "v5litepod-16", "--image", "python:3.12", "--command", "true", "--no-resolve-image",
+        "--config-file", str(config), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "    train.yaml: |\n      steps: 100\n      optimizer:\n        name: adam\n" \
+        in result.stdout, result.stdout[:600]
+    cm = yaml.safe_load(result.stdout)["items"][0]
+    assert cm["data"]["train.yaml"] == config.read_text()
+    # Where YAML allows no block (a line ending in spaces), a quoted scalar, read back the
+    # same.
+    for text in ("a  \nb\n", "x\n\n", "no newline at the end\nok", " lead\nx\n"):
+        assert yaml.safe_load(output.yaml_text({"k": text})) == {"k": text}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(_TEXT, _DATA, min_size=1, max_size=4), min_size=2, max_size=4))
+def test_a_list_written_item_by_item_is_the_whole_list(objs: list[dict[str, object]]) -> None:
+    # dump_objects writes a List's items one at a time (bench/sweep_dry_run.py): the same
+    # text as the dumper writes for the whole document.
+    assert output.dump_objects(objs, "yaml") == output.yaml_text(output.as_document(objs))

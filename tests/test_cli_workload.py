@@ -540,8 +540,6 @@ def _bad_file(tmp_path: Path, text: str) -> Path:
     ('[{"kind": "JobSet"}, {"kind": "Secret"}]',
      "must hold one JobSet (and optionally its ConfigMap), not ['JobSet', 'Secret']"),
     ("just text\n", "must hold one JobSet (and optionally its ConfigMap), not [None]"),
-    ("{", "is not YAML or JSON: Expecting property name enclosed in double quotes: line 1 "
-     "column 2 (char 1)"),
 ])
 def test_apply_of_a_bad_file_exits_2(text: str, message: str, tmp_path: Path, outputs: Path,
                                      server: FakeApiServer) -> None:
@@ -552,15 +550,26 @@ def test_apply_of_a_bad_file_exits_2(text: str, message: str, tmp_path: Path, ou
     assert server.state.requests == []
 
 
-def test_apply_of_a_file_that_is_not_yaml(tmp_path: Path, outputs: Path,
-                                          server: FakeApiServer) -> None:
-    path = _bad_file(tmp_path, "kind: [JobSet\n")
+@pytest.mark.parametrize("text, where", [
+    ("kind: [JobSet\n", ":2: not YAML or JSON: expected ',' or ']', but got '<stream end>'"),
+    ("{", ":1: not YAML or JSON: Expecting property name enclosed in double quotes"),
+])
+def test_apply_of_a_file_that_is_not_yaml(text: str, where: str, tmp_path: Path,
+                                          outputs: Path, server: FakeApiServer) -> None:
+    # FILE:LINE, as create-group and experiment create say it of their files (issue 42).
+    path = _bad_file(tmp_path, text)
     result = run(outputs, "apply", str(path))
     assert result.exit_code == 2
-    assert result.stderr == usage("apply", "FILE", f"{path} is not YAML or JSON: line 2, column "
-                                  "1: expected ',' or ']', but got '<stream end>'",
-                                  "[OPTIONS] FILE")
+    assert result.stderr == usage("apply", "FILE", f"{path}{where}", "[OPTIONS] FILE")
     assert server.state.requests == []
+
+
+def test_apply_and_create_group_give_a_position_alike(tmp_path: Path, outputs: Path) -> None:
+    path = _bad_file(tmp_path, "name: g\nroles: [a\n")
+    said = [run(outputs, command, str(path)).stderr.splitlines()[-1]
+            for command in ("apply", "create-group")]
+    assert [line.split(": not YAML")[0] for line in said] == [
+        f"Error: Invalid value for 'FILE': {path}:3"] * 2, said
 
 
 def test_apply_of_a_missing_file(tmp_path: Path, outputs: Path, server: FakeApiServer) -> None:
@@ -635,7 +644,7 @@ def test_unreadable_outputs_file(tmp_path: Path) -> None:
     nope = tmp_path / "nope.json"
     assert result.stderr == usage_error("list", "Error: Invalid value for '--outputs': no "
                                         f"outputs file {nope}; write one offline with "
-                                        f"`accelstack-preview nope --quiet --outputs {nope}`, "
+                                        f"`accelstack-preview STACK --quiet --outputs {nope}`, "
                                         "or from a deployed stack with `pulumi stack output "
                                         f"--json --show-secrets > {nope}`\n")
 

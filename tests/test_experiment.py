@@ -284,17 +284,20 @@ def test_dry_run_and_export_send_nothing(outputs: Path, server: FakeApiServer,
         "lr-sweep-1  1e-4    --model=large  32",
         "lr-sweep-2  3e-4    --model=small  64",
         "lr-sweep-3  3e-4    --model=large  32"]
-    assert [d["metadata"]["name"] for d in yaml.safe_load_all(r.stdout)] == [
+    assert [d["metadata"]["name"] for d in yaml.safe_load(r.stdout)["items"]] == [
         f"lr-sweep-{i}" for i in range(4)]
     assert sorted(p.name for p in out.iterdir()) == [f"lr-sweep-{i}.yaml" for i in range(4)]
     assert not server.state.requests
 
 
 def test_a_dry_run_s_stdout_is_only_the_document(outputs: Path) -> None:
-    for fmt, parse in (("json", json.loads), ("yaml", lambda t: list(yaml.safe_load_all(t)))):
+    for fmt, parse in (("json", json.loads), ("yaml", yaml.safe_load)):
         r = run(outputs, "create", str(HERE / "lr_sweep.yaml"), "--dry-run", "-o", fmt)
         assert r.exit_code == 0, r.output
-        assert len(parse(r.stdout)) == 4, fmt  # the JobSets and nothing else
+        doc = parse(r.stdout)
+        # The JobSets and nothing else, as one Kubernetes List: the shape `submit workload
+        # create --dry-run -o json|yaml` prints for several objects (issue 42).
+        assert (doc["apiVersion"], doc["kind"], len(doc["items"])) == ("v1", "List", 4), fmt
         assert r.stderr.startswith("TRIAL ")
 
 

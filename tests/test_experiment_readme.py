@@ -29,10 +29,11 @@ def _section() -> str:
 
 
 def _project(tmp_path: Path, server: FakeApiServer) -> None:
-    """The page's files where a user has them: examples/ and each shipped stack's outputs
-    (as `accelstack-preview STACK --outputs STACK.outputs.json` writes them), their
-    cluster the fake API server."""
+    """The page's files where a user has them: examples/, the shipped exports/ folder, and
+    each shipped stack's outputs (as `accelstack-preview STACK --outputs STACK.outputs.json`
+    writes them), their cluster the fake API server."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / "exports").mkdir()
     for name in ("v5e-spot", "v6e-training"):
         stacks.write_outputs(tmp_path / f"{name}.outputs.json", name, server.kubeconfig())
 

@@ -52,3 +52,26 @@ def test_an_unwritable_export_is_a_one_line_error(tmp_path: Path, command: str,
     assert last.startswith("Error: Invalid value for '--export': "), result.stderr
     assert target in last
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", ["create", "create-group", "experiment", "run-local"])
+def test_a_missing_folder_is_refused_not_made(tmp_path: Path, command: str) -> None:
+    # A typo in a path (issue 42): `--export exprots/x.yaml` used to make exprots/.
+    outputs = stacks.write_outputs(tmp_path / "o.json", "multi" if command == "create-group"
+                                   else "v5e-spot")
+    folder = tmp_path / "exprots"
+    target = str(folder / "x")
+    result = CliRunner().invoke(main, _commands(outputs, target)[command])
+    assert result.exit_code == 2, result.output
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("Error: Invalid value for '--export': "), result.stderr
+    assert f"no such folder {folder} (make it first" in last, last
+    assert not folder.exists()
+
+
+def test_an_export_dir_is_made_in_a_folder_that_is_there(tmp_path: Path) -> None:
+    outputs = stacks.write_outputs(tmp_path / "o.json", "v5e-spot")
+    result = CliRunner().invoke(main, _commands(outputs, str(tmp_path / "trials"))[
+        "experiment"])
+    assert result.exit_code == 0, result.output
+    assert any((tmp_path / "trials").iterdir())

@@ -162,7 +162,7 @@ def test_every_trial_runs_the_same_bytes(tmp_path: Path, registry: RegistryServe
                                   str(sweep), "--dry-run", "-o", "json",
                                   "--resolve-image"])
     assert r.exit_code == 0, r.output
-    objs = json.loads(r.stdout)  # the trial table goes to stderr
+    objs = json.loads(r.stdout)["items"]  # a List, as `create`; the trial table: stderr
     images = [p["spec"]["containers"][0]["image"] for p in _pods(objs)]
     a, b = (f"{registry.host}/team/trainer@{d}" for d in (digest_a, digest_b))
     assert images == [a, b, a, b]

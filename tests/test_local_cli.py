@@ -294,3 +294,29 @@ def test_script_dir_follows_creates_rules(outputs: Path, args: list[str], option
                                           message: str) -> None:
     r = run(outputs, *SCRIPTLESS, *args, "--command", "true")
     assert (r.exit_code, r.output) == (2, error(option, message))
+
+
+def test_ctrl_c_before_any_process_is_one_line_and_130(tmp_path: Path) -> None:
+    # Ctrl-C while run-local still reads its --from file (a FIFO nobody writes: the read
+    # blocks there, deterministically) used to end in Click's "Aborted!", exit 1.
+    import signal
+    import subprocess
+    import time
+
+    fifo = tmp_path / "js.yaml"
+    os.mkfifo(fifo)
+    submit = Path(sys.executable).parent / "submit"
+    proc = subprocess.Popen([str(submit), "workload", "run-local", "--from", str(fifo),
+                             "--run-dir", str(tmp_path / "run")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        where = wchan.read_text() if wchan.exists() else ""
+        if "fifo" in where or "partner" in where:
+            break  # blocked opening the FIFO (wait_for_partner): past start-up
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (
+        130, "", "run-local: interrupted (Ctrl-C) before any process started; nothing ran\n")

@@ -64,7 +64,9 @@ def test_unknown_stack(pulumi: FakePulumi, tmp_path: Path) -> None:
     with pytest.raises(OutputsError) as err:
         read("nope", None, str(tmp_path))
     assert str(err.value) == ("stack 'nope' not found: error: no stack named 'nope' found "
-                              "(list stacks with `pulumi stack ls`)")
+                              "(list stacks with `pulumi stack ls`); offline, with no deployed "
+                              "stack: `accelstack-preview STACK --quiet --outputs "
+                              "STACK.outputs.json`, then `--outputs STACK.outputs.json`")
     assert [c["argv"] for c in pulumi.calls] == [_argv("nope", str(tmp_path))]
 
 
@@ -124,8 +126,10 @@ def test_no_pulumi_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(OutputsError) as err:
         read("dev", None)
     assert str(err.value) == (
-        "the pulumi CLI is not on PATH; install it (https://www.pulumi.com/docs/install/) or "
-        "pass --outputs FILE with the output of `pulumi stack output --json --show-secrets`")
+        "the pulumi CLI is not on PATH; offline, with no deployed stack: `accelstack-preview "
+        "STACK --quiet --outputs STACK.outputs.json`, then `--outputs STACK.outputs.json`; or "
+        "install the pulumi CLI (https://www.pulumi.com/docs/install/) to read a deployed "
+        "stack's outputs")
 
 
 def test_outputs_file_wins_over_stack(pulumi: FakePulumi, tmp_path: Path) -> None:
@@ -139,7 +143,7 @@ def test_outputs_file_errors(tmp_path: Path) -> None:
         from_file(str(tmp_path / "missing.json"))
     missing = tmp_path / "missing.json"
     assert str(err.value) == (
-        f"no outputs file {missing}; write one offline with `accelstack-preview missing "
+        f"no outputs file {missing}; write one offline with `accelstack-preview STACK "
         f"--quiet --outputs {missing}`, or from a deployed stack with `pulumi stack output "
         f"--json --show-secrets > {missing}`")
     bad = tmp_path / "bad.json"
@@ -190,7 +194,9 @@ def test_cli_unknown_stack_exits_1(pulumi: FakePulumi) -> None:
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr == ("Error: stack 'nope' not found: error: no stack named 'nope' "
-                             "found (list stacks with `pulumi stack ls`)\n")
+                             "found (list stacks with `pulumi stack ls`); offline, with no "
+                             "deployed stack: `accelstack-preview STACK --quiet --outputs "
+                             "STACK.outputs.json`, then `--outputs STACK.outputs.json`\n")
 
 
 def test_cli_without_pulumi_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -198,6 +204,72 @@ def test_cli_without_pulumi_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     result = CliRunner().invoke(main, ["workload", "--stack", "dev", "list"])
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: the pulumi CLI is not on PATH; install it (https://www.pulumi.com/docs/install/) "
-        "or pass --outputs FILE with the output of `pulumi stack output --json "
-        "--show-secrets`\n")
+        "Error: the pulumi CLI is not on PATH; offline, with no deployed stack: "
+        "`accelstack-preview STACK --quiet --outputs STACK.outputs.json`, then `--outputs "
+        "STACK.outputs.json`; or install the pulumi CLI (https://www.pulumi.com/docs/install/) "
+        "to read a deployed stack's outputs\n")
+
+
+
+# -- a typo in --stack or --outputs (issue 42) -------------------------------------------------
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project as a user has it: Pulumi.yaml (stackConfigDir: stacks) and stack files."""
+    root = tmp_path / "proj"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text("name: accelstack\nruntime: python\n"
+                                      "stackConfigDir: stacks\n")
+    for name in ("v5e-spot", "v6e-training"):
+        (root / "stacks" / f"Pulumi.{name}.yaml").write_text("config: {}\n")
+    return root
+
+
+def test_a_mistyped_stack_gets_the_nearest_and_the_offline_route(
+        pulumi: FakePulumi, project: Path) -> None:
+    with pytest.raises(OutputsError) as err:
+        read("v5e-sport", None, str(project))
+    assert str(err.value) == (
+        "stack 'v5e-sport' not found: error: no stack named 'v5e-sport' found; did you mean "
+        "v5e-spot? (list stacks with `pulumi stack ls`); offline, with no deployed stack: "
+        "`accelstack-preview v5e-spot --quiet --outputs v5e-spot.outputs.json`, then "
+        "`--outputs v5e-spot.outputs.json`")
+
+
+def test_without_pulumi_a_mistyped_stack_gets_the_nearest(
+        tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["workload", "--stack", "v5e-sport", "list"])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: the pulumi CLI is not on PATH and the project has no stack 'v5e-sport' (did "
+        "you mean v5e-spot?); offline, with no deployed stack: `accelstack-preview v5e-spot "
+        "--quiet --outputs v5e-spot.outputs.json`, then `--outputs v5e-spot.outputs.json`; "
+        "or install the pulumi CLI (https://www.pulumi.com/docs/install/) to read a deployed "
+        "stack's outputs\n")
+
+
+def test_a_mistyped_outputs_file_gets_the_file_that_is_there(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stacks.write_outputs(project / "v5e-spot.outputs.json", "v5e-spot")
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["workload", "--outputs", "v5e-spt.outputs.json", "list"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--outputs': no outputs file v5e-spt.outputs.json; did you "
+        "mean v5e-spot.outputs.json?")
+
+
+def test_a_missing_outputs_file_names_a_stack_the_project_has(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No file near it: the command to write one names the stack nearest to the file's
+    # name, never a stack that is not there (`accelstack-preview v6e-trainin` would fail).
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["workload", "--outputs", "v6e-trainin.outputs.json",
+                                       "list"])
+    assert result.exit_code == 2
+    assert "write one offline with `accelstack-preview v6e-training --quiet --outputs " \
+           "v6e-trainin.outputs.json`" in result.stderr.splitlines()[-1]

@@ -239,7 +239,7 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
     work.mkdir()
     # The project as a user has it: the README's files, the stacks and their snapshots
     # (copied: `--update-snapshots` writes there).
-    for item in ("Pulumi.yaml", "examples", "stacks", "snapshots"):
+    for item in ("Pulumi.yaml", "examples", "exports", "stacks", "snapshots"):
         src = ROOT / item
         if src.is_dir():
             shutil.copytree(src, work / item)

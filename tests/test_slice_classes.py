@@ -312,3 +312,38 @@ def test_contract_lists_each_shape_of_a_class_and_loads_without_classes() -> Non
                                        if "computeClass" not in p]
     loaded = contract.load(old)
     assert loaded.slice_classes == () and all(not p.compute_class for p in loaded.slice_pools)
+
+
+# -- a newcomer's paste (issue 42) --------------------------------------------------------------
+
+def test_one_mistake_is_one_error() -> None:
+    # flex-start on a class of two multi-host shapes, and a team quota naming that class:
+    # the entry's error, once, and not the quota's "names no slice pool" after it.
+    queues = {"namespace": "research", "teams": [
+        {"name": "evals", "namespace": "evals", "quota": {"burst": 64}}]}
+    problems = _problems(sliceClasses=[_with_class(capacity=["spot", "flex-start"])],
+                         queues=queues)
+    assert problems == [
+        "sliceClasses[0].capacity[1].mode: v6e-16, v6e-64 are multi-host slices; GKE "
+        "documents flex-start for single-host TPU slices only "
+        "(https://cloud.google.com/kubernetes-engine/docs/concepts/dws): give flex-start a "
+        "class of single-host shapes of its own"]
+
+
+def test_the_docs_example_class_holds_when_pasted(tmp_path: Any) -> None:
+    import re
+    from pathlib import Path
+
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "slice-classes.md").read_text()
+    block = re.search(r"## Declaring a class\n\n```yaml\n(.*?)```", page, re.S)
+    assert block is not None
+    stack = (ROOT / "stacks" / "Pulumi.v6e-burst.yaml").read_text()
+    start, end = stack.index("  accelstack:sliceClasses:"), stack.index("  accelstack:addons:")
+    pasted = "".join(f"  {line}\n" if line else "\n" for line in block.group(1).splitlines())
+    path = Path(tmp_path) / "Pulumi.pasted.yaml"
+    path.write_text(stack[:start] + pasted + stack[end:])
+    ev = harness.evaluate_file(path)  # raises with FILE:LINE problems if refused
+    classes = [r.inputs["metadata"]["name"] for r in ev.resources if r.type == COMPUTE_CLASS]
+    assert sorted(classes) == ["burst", "short"]

@@ -503,8 +503,11 @@ def test_the_readme_storage_example_is_a_valid_config() -> None:
     stores = config.parse(raw).storage.stores
     assert [(s.name, s.kind, s.create) for s in stores] == [
         ("datasets", "gcs", False), ("checkpoints", "gcs", True),
-        ("scratch", "filestore", True), ("fast", "parallelstore", True),
-        ("lfs", "lustre", True)]
+        ("scratch", "filestore", True), ("fast", "parallelstore", True)]
+    # Managed Lustre is shown on the GPU stack that has one (GKE mounts it on GPU nodes
+    # only): the page's example is a TPU stack's, and holds pasted into one
+    # (test_the_docs_storage_example_holds_on_v6e_training).
+    assert "kind: lustre" in (ROOT / "stacks" / "Pulumi.a3mega.yaml").read_text()
 
 
 def test_a_chosen_private_services_range() -> None:
@@ -514,3 +517,41 @@ def test_a_chosen_private_services_range() -> None:
     ev = harness.evaluate(raw, "psa")
     [addr] = _of(ev, "gcp:compute/globalAddress:GlobalAddress").values()
     assert (addr["address"], addr["prefixLength"]) == ("10.96.0.0", 24)
+
+
+# -- the docs' examples hold when run (issue 42) ----------------------------------------------
+
+def test_the_docs_storage_example_holds_on_v6e_training(tmp_path: Any) -> None:
+    import re
+    from pathlib import Path
+
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "storage.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", page, re.S)
+    assert block is not None and block.group(1).startswith("  accelstack:storage:\n")
+    stack = (ROOT / "stacks" / "Pulumi.v6e-training.yaml").read_text()
+    start = stack.index("  accelstack:storage:\n")
+    after = re.search(r"\n  accelstack:", stack[start + 1:])
+    end = start + 1 + after.start() + 1 if after else len(stack)
+    path = Path(tmp_path) / "Pulumi.pasted.yaml"
+    path.write_text(stack[:start] + block.group(1) + stack[end:])
+    ev = harness.evaluate_file(path)  # raises with FILE:LINE problems if refused
+    stores = ev.outputs["accelstack"]["storage"]["stores"]
+    assert [s["name"] for s in stores] == ["datasets", "checkpoints", "scratch", "fast"]
+
+
+def test_the_limits_page_names_the_dranet_claim_rendered() -> None:
+    import re
+
+    from conftest import ROOT
+    from infra.specs import dranet
+
+    [template] = dranet.claim_templates([True], ["training"])
+    mode = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"]
+    limits = (ROOT / "docs" / "limits.md").read_text()
+    dranet_lines = [p for p in limits.split("\n- ") if "DRANET" in p]
+    named = {m for p in dranet_lines for m in re.findall(r"allocationMode: (\w+)", p)}
+    assert named and mode in named, (named, mode)
+    # `All` may be named only as what Kueue refuses, never as what the claim takes.
+    assert "takes every `netdev.google.com`" not in limits

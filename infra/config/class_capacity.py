@@ -137,21 +137,27 @@ def _reservation(r: Reader, raw: Mapping[str, Any], where: str, zones: Sequence[
 
 def _check_flex_start(r: Reader, where: str, shapes: list[Accelerator], zones: Sequence[str],
                       version: str | None) -> None:
-    for a in shapes:
-        if a.kind != "tpu":
-            continue
-        if a.family not in FLEX_START_TPU:
-            r.fail(f"{where}.mode", f"flex-start does not support {a.name} (GKE supports "
-                   f"flex-start on TPU {one_of(FLEX_START_TPU)} only: {FLEX_START_PAGE})")
-        elif a.multi_host:
-            # GKE's flex-start page recommends it for "TPU resources that run in single-host
-            # TPU slice node pools"; no page found documents multi-host TPU slices on
-            # flex-start, so they are refused (the safe side).
-            r.fail(f"{where}.mode", f"{a.name} is a multi-host slice; GKE documents "
-                   f"flex-start for single-host TPU slices only ({FLEX_START_PAGE})")
-        elif not set(zones) & set(FLEX_START_TPU_ZONES[a.family]):
-            r.fail(f"{where}.mode", f"flex-start {a.family} is offered in "
-                   f"{one_of(FLEX_START_TPU_ZONES[a.family])}, none of the class's zones "
+    # One line per kind of refusal, naming every shape it concerns: one mistake (an entry
+    # that does not fit the class's shapes) is one error, not one per shape.
+    tpus = [a for a in shapes if a.kind == "tpu"]
+    unsupported = [a.name for a in tpus if a.family not in FLEX_START_TPU]
+    if unsupported:
+        r.fail(f"{where}.mode", f"flex-start does not support {', '.join(unsupported)} (GKE "
+               f"supports flex-start on TPU {one_of(FLEX_START_TPU)} only: {FLEX_START_PAGE})")
+    multi = [a.name for a in tpus if a.family in FLEX_START_TPU and a.multi_host]
+    if multi:
+        # GKE's flex-start page recommends it for "TPU resources that run in single-host
+        # TPU slice node pools"; no page found documents multi-host TPU slices on
+        # flex-start, so they are refused (the safe side).
+        are = "is a multi-host slice" if len(multi) == 1 else "are multi-host slices"
+        r.fail(f"{where}.mode", f"{', '.join(multi)} {are}; GKE documents flex-start for "
+               f"single-host TPU slices only ({FLEX_START_PAGE}): give flex-start a class "
+               "of single-host shapes of its own")
+    for family in dict.fromkeys(a.family for a in tpus
+                                if a.family in FLEX_START_TPU and not a.multi_host):
+        if not set(zones) & set(FLEX_START_TPU_ZONES[family]):
+            r.fail(f"{where}.mode", f"flex-start {family} is offered in "
+                   f"{one_of(FLEX_START_TPU_ZONES[family])}, none of the class's zones "
                    f"({one_of(zones)}) ({FLEX_START_PAGE})")
     if shapes:
         least = MIN_VERSION_FLEX_TPU if shapes[0].kind == "tpu" else MIN_VERSION_FLEX_GPU

@@ -163,6 +163,12 @@ def parse(raw: Mapping[str, Any], secret_keys: Collection[str] = (),
     addons = addons_config.parse_addons(r, top.get("addons"))
     if any(p.dynamic for p in pools):
         check_dynamic_addons(r, addons.jobset_version, addons.kueue_version)
+    # A class that is declared but refused has its own error; a quota naming it is not a
+    # second mistake (issue 42: one mistake, one line).
+    raw_classes = top.get("sliceClasses")
+    declared = {str(c["name"]) for c in (raw_classes if isinstance(raw_classes, list) else [])
+                if isinstance(c, Mapping) and isinstance(c.get("name"), str)}
+    unresolved |= declared - {c.name for c in classes}
     queues = addons_config.parse_queues(r, top.get("queues"), pools, unresolved,
                                         {c.name: c.max_chips for c in classes})
     image_cache = addons_config.parse_image_cache(r, top.get("imageCache"), pools, unresolved)

@@ -16,12 +16,19 @@ import json
 import os
 import sys
 from pathlib import Path
+from datetime import date
 from typing import Any
 
 import click
 import yaml
 
 from infra.preview import replacements
+from infra.preview.snapshots import SNAPSHOTS_DIR, diff, dump, snapshot_path
+from infra.preview.summaries import summary, summary_data
+from infra.preview.streams import echo
+
+__all__ = ["SNAPSHOTS_DIR", "desired_state", "diff", "dump", "main", "snapshot_path",
+           "summary", "summary_data"]
 
 STACKS_DIR = Path("stacks")
 
@@ -57,37 +64,6 @@ def _no_stack(path: Path, root: Path) -> str:
     return (f"{path}: no such stack file{hint} (stacks: {', '.join(names) or 'none'})")
 
 
-def summary(doc: dict[str, Any], by_type: bool = True) -> list[str]:
-    """The lines that open a stack's preview: resources (by type), outputs, policy verdict."""
-    from collections import Counter
-
-    counts = Counter(r["type"] for r in doc["resources"])
-    findings = doc["policy"]["findings"]
-    violations = [f for f in findings if "waived" not in f]
-    verdict = ("policy: ok" if not findings else
-               f"policy: {len(violations)} violation(s), "
-               f"{len(findings) - len(violations)} waived finding(s)")
-    outputs = doc["outputs"]
-    contract = outputs.get("accelstack", {}) if isinstance(outputs, dict) else {}
-    pools = ", ".join(f"{p.get('name')} ({p.get('accelerator')} x{p.get('sliceCount')}, "
-                      f"{p.get('capacityMode')})" for p in contract.get("slicePools", []))
-    lines = [f"stack {doc['stack']}: {sum(counts.values())} resources",
-             *(f"  {n:4d} {t}" for t, n in sorted(counts.items()) if by_type),
-             f"outputs: {', '.join(sorted(outputs)) or 'none'}"
-             + (f"; pools: {pools}" if pools else ""),
-             verdict]
-    if isinstance(contract.get("maintenance"), dict):  # window, exclusions: until when
-        from infra.contract import maintenance
-
-        info = maintenance.load(contract["maintenance"], "maintenance", ValueError)
-        lines += maintenance.summary_lines(info) if info else []
-    if "cost" in doc:
-        from infra.preview import costs
-
-        lines += costs.summary_lines(doc["cost"])
-    return lines
-
-
 def _mask(value: Any) -> Any:
     from infra.preview.harness import MASK, Secret
 
@@ -113,10 +89,9 @@ class BadStack(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         for line in self.problems:
-            click.echo(line, err=True)
+            echo(line, err=True)
 
 
-SNAPSHOTS_DIR = Path("snapshots")
 EXIT_CHANGED = 1
 EXIT_POLICY = 3
 
@@ -174,84 +149,6 @@ def _desired_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return doc, offline
 
 
-def dump(doc: dict[str, Any]) -> str:
-    return str(yaml.safe_dump(doc, sort_keys=True, width=100))
-
-
-def snapshot_path(stack: str, root: Path = Path(".")) -> Path:
-    return root / SNAPSHOTS_DIR / f"{stack}.yaml"
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    if isinstance(value, list) and value:
-        out = {}
-        for i, v in enumerate(value):
-            out.update(_flatten(v, f"{prefix}[{i}]"))
-        return out
-    return {prefix: value}
-
-
-def diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Resources added, removed and changed (field by field), and changed outputs."""
-    def index(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        return {f"{r['type']} {r['name']}": r for r in doc.get("resources", [])}
-
-    before, after = index(old), index(new)
-    lines: list[str] = []
-    for key in sorted(after.keys() - before.keys()):
-        lines.append(f"+ {key}")
-        for field, value in sorted(_flatten({"inputs": after[key].get("inputs")}).items()):
-            lines.append(f"    {field}: {json.dumps(value)}")
-    for key in sorted(before.keys() - after.keys()):
-        lines.append(f"- {key}")
-    for key in sorted(before.keys() & after.keys()):
-        a = _flatten({"inputs": before[key].get("inputs"), "parent": before[key].get("parent")})
-        b = _flatten({"inputs": after[key].get("inputs"), "parent": after[key].get("parent")})
-        changes = [(f, a.get(f), b.get(f)) for f in sorted(a.keys() | b.keys())
-                   if a.get(f, _MISSING) != b.get(f, _MISSING)]
-        if changes:
-            lines.append(f"~ {key}")
-            for field, x, y in changes:
-                lines.append(f"    {field}: {_show(x, field in a)} -> {_show(y, field in b)}")
-    oa, ob = _flatten(old.get("outputs") or {}), _flatten(new.get("outputs") or {})
-    out_changes = [f for f in sorted(oa.keys() | ob.keys()) if oa.get(f, _MISSING) !=
-                   ob.get(f, _MISSING)]
-    if out_changes:
-        lines.append("~ outputs")
-        for f in out_changes:
-            lines.append(f"    {f}: {_show(oa.get(f), f in oa)} -> {_show(ob.get(f), f in ob)}")
-    from infra.preview import costs
-
-    lines += costs.diff(old.get("cost"), new.get("cost"))
-    # A finding or waiver that comes or goes is part of the review (docs/review.md).
-    fa, fb = _findings(old), _findings(new)
-    if fa != fb:
-        lines.append("~ policy")
-        lines += [f"    - {f}" for f in sorted(fa - fb)] + [f"    + {f}" for f in sorted(fb - fa)]
-    return lines
-
-
-def _findings(doc: dict[str, Any]) -> set[str]:
-    """The policy findings of a preview, one line each, its waiver's reason included."""
-    out = set()
-    for f in (doc.get("policy") or {}).get("findings") or []:
-        waived = f" (waived: {f['waived']})" if f.get("waived") else ""
-        out.add(f"{f.get('rule')} {f.get('resource')}: {f.get('message')}{waived}")
-    return out
-
-
-_MISSING = object()
-
-
-def _show(value: Any, present: bool) -> str:
-    return json.dumps(value) if present else "(absent)"
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="accelstack", prog_name="accelstack-preview")
 @click.argument("stacks", nargs=-1, metavar="[STACK]...")
@@ -272,7 +169,9 @@ def _show(value: Any, present: bool) -> str:
               help="Do not print the desired state (nor its summary).")
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Format of the desired state: YAML documents with the "
-              "summary as comments, or JSON (one object per stack, a list for several).")
+              "summary as comments, or JSON (one object per stack, a list for several; "
+              "with --summary, --diff, --check-snapshots or --quiet, what was asked instead "
+              "of the desired state: stdout is one JSON document).")
 @replacements.options
 @click.option("--project-dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
               help="The Pulumi project (holding Pulumi.yaml, stacks/ and snapshots/) "
@@ -290,60 +189,72 @@ def main(stacks: tuple[str, ...], outputs_file: str | None, show_diff: bool,
     3 a policy rule is violated and not waived (--policy), or a pool replacement is not
     allowed (--diff, --check-snapshots); 130 interrupted (Ctrl-C).
     """
+    today = _today()
     root, paths = _stack_paths(stacks, project_dir, outputs_file)
     docs, offline = _evaluate(paths)
     from infra.preview import costs
 
-    for warning in costs.table_warnings():
-        click.echo(f"warning: {warning}", err=True)
+    for warning in costs.table_warnings(today):
+        echo(f"warning: {warning}", err=True)
     for doc in docs:
         for warning in doc.get("warnings", []):
-            click.echo(f"{doc['stack']}: warning: {warning}", err=True)
+            echo(f"{doc['stack']}: warning: {warning}", err=True)
+    as_json = fmt == "json"
     quiet = quiet or show_diff or check_snapshots or update_snapshots
-    try:
-        if fmt == "json" and not quiet and not summary_only:
-            click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2,
-                                  sort_keys=True))
-            docs_shown: list[dict[str, Any]] = []
-        else:
-            docs_shown = docs if not quiet else []
-        for doc in docs_shown:
+    if not as_json:
+        for doc in docs if not quiet else []:
             if summary_only:
-                click.echo("\n".join(summary(doc, by_type=False)))
+                echo("\n".join(summary(doc, by_type=False)))
                 continue
             # The summary first; as YAML comments, so that stdout stays the YAML it was.
-            click.echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
-            click.echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
-    except BrokenPipeError:
-        _reader_gone()
+            echo("".join(f"# {line}\n" for line in summary(doc)), nl=False)
+            echo(dump(doc) + ("---\n" if doc is not docs[-1] else ""), nl=False)
     if outputs_file:
         from infra.preview.outputs_file import write
 
         write(offline[0], outputs_file)
+    # With -o json, stdout is one JSON document whatever was asked (the desired state, or
+    # per stack what was asked for instead of it); every other line goes to stderr.
+    reports: list[dict[str, Any]] = [
+        doc if as_json and not quiet and not summary_only else {"stack": doc["stack"]}
+        for doc in docs]
     seen = replacements.Collected(allow)
-    changed = [doc["stack"] for doc in docs if _snapshot_changed(
-        doc, root, update_snapshots, show_diff, check_snapshots, seen)]
+    changed = [doc["stack"] for doc, report in zip(docs, reports)
+               if _snapshot_changed(doc, root, update_snapshots, show_diff, check_snapshots,
+                                    report if as_json else None, seen)]
     seen.write(replacements_file)
-    failed = (run_policy and _policy_failed(docs)) | seen.report()
+    failed = (run_policy and _policy_failed(docs, err=as_json)) | seen.report()
+    if as_json and (quiet or summary_only):
+        for doc, report in zip(docs, reports):
+            if summary_only:
+                report["summary"] = summary_data(doc)
+            if run_policy:
+                report["policy"] = doc["policy"]
+    if as_json:
+        echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2,
+                        sort_keys=True))
     if check_snapshots and changed:
-        click.echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
-                   "`accelstack-preview --update-snapshots`", err=True)
+        echo(f"snapshots out of date: {', '.join(changed)}; review the change and run "
+             "`accelstack-preview --update-snapshots`", err=True)
         sys.exit(EXIT_CHANGED)
     if check_snapshots:
-        click.echo(f"snapshots up to date: {len(docs)} stack{'s' if len(docs) != 1 else ''} "
-                   f"({', '.join(d['stack'] for d in docs)})", err=True)
+        echo(f"snapshots up to date: {len(docs)} stack{'s' if len(docs) != 1 else ''} "
+             f"({', '.join(d['stack'] for d in docs)})", err=True)
     if failed:
         sys.exit(EXIT_POLICY)
 
 
-def _reader_gone() -> None:
-    """The reader of stdout left (`accelstack-preview | head`): that is not an error, so
-    print no more and carry on (an --outputs file is still written), exiting as we would.
-    stdout goes to /dev/null so that the interpreter's last flush does not fail again
-    (https://docs.python.org/3/library/signal.html#note-on-sigpipe)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+def _today() -> date | None:
+    """ACCELSTACK_TODAY (an ISO date: the day the price table's age is counted from), or
+    None for the calendar's; a value that is not a date is bad input (exit 2)."""
+    pinned = os.environ.get("ACCELSTACK_TODAY")
+    if not pinned:
+        return None
+    try:
+        return date.fromisoformat(pinned)
+    except ValueError:
+        raise BadStack([f"ACCELSTACK_TODAY: {pinned!r} is not a date; give an ISO date such "
+                        "as 2026-11-28, or unset it (today's date is used)"]) from None
 
 
 def _stack_paths(stacks: tuple[str, ...], project_dir: str | None,
@@ -367,6 +278,12 @@ def _stack_paths(stacks: tuple[str, ...], project_dir: str | None,
                                "file)")
     if outputs_file and len(paths) != 1:
         raise click.UsageError("--outputs takes exactly one STACK")
+    folder = Path(outputs_file).parent if outputs_file else None
+    if folder is not None and not folder.is_dir():
+        # A typo in a path is not a folder to make (docs/review.md): said before any work.
+        what = "not a folder" if folder.exists() else "no such folder"
+        raise BadStack([f"--outputs {outputs_file}: {what}: {folder} (make it first, or "
+                        "write the file elsewhere)"])
     for path in paths:
         if not path.is_file():
             raise click.BadParameter(_no_stack(path, root), param_hint="'STACK'")
@@ -381,10 +298,14 @@ def _evaluate(paths: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str, A
     from infra.components.fleet import FleetConfigError
     from infra.components.pools import PoolsConfigError
 
+    from infra.preview.streams import Progress
+
     docs = []
     offline = []
     problems: list[str] = []
-    for path in paths:
+    progress = Progress()
+    for i, path in enumerate(paths):
+        progress.step(i, len(paths), _stack_label(path))
         try:
             doc, outputs = _desired_state(path)
             docs.append(doc)
@@ -393,51 +314,65 @@ def _evaluate(paths: list[Path]) -> tuple[list[dict[str, Any]], list[dict[str, A
             # A fleet's or a pools stack's refusals depend on the stacks it references
             # (their contracts): as the config's own, one line each, FILE:LINE first.
             problems += e.problems
+    progress.done()
     if problems:
         raise BadStack(problems)
     return docs, offline
 
 
-def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: bool,
-                      check: bool, seen: replacements.Collected) -> bool:
-    """Rewrite the stack's snapshot (--update-snapshots) or compare with it, printing the
-    differences; whether it differs."""
-    snap = snapshot_path(doc["stack"], root)
-    if update:
-        from infra.preview.interrupt import writing
+def _stack_label(path: Path) -> str:
+    """The stack a file holds, as the progress line names it (harness.stack_name's rule,
+    without importing the harness first)."""
+    return path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
 
-        snap.parent.mkdir(parents=True, exist_ok=True)
-        with writing():
-            snap.write_text(dump(doc))
-        click.echo(f"wrote {snap}", err=True)
+
+def _snapshot_changed(doc: dict[str, Any], root: Path, update: bool, show_diff: bool,
+                      check: bool, report: dict[str, Any] | None,
+                      seen: replacements.Collected) -> bool:
+    """Rewrite the stack's snapshot (--update-snapshots) or compare with it; whether it
+    differs. The differences are printed, or with ``report`` (-o json) put into it."""
+    from infra.preview import snapshots
+
+    if update:
+        snap = snapshots.write(doc, root)
+        echo(f"wrote {snap}", err=True)
+        if report is not None:
+            report["snapshot"] = {"path": str(snap), "written": True}
         return False
     if not (show_diff or check):
         return False
-    if not snap.is_file():
-        click.echo(f"{doc['stack']}: no snapshot at {snap} (run with --update-snapshots)")
+    snap, lines = snapshots.compare(doc, root)
+    # What the change destroys leads the diff (docs/review.md), and feeds the guard.
+    lead = seen.lead(yaml.safe_load(snap.read_text()), doc) if lines else []
+    if report is not None:
+        report["snapshot"] = {"path": str(snap), "exists": lines is not None,
+                              "destroys": lead, "changes": lines or []}
+        return lines is None or bool(lines)
+    if lines is None:
+        echo(f"{doc['stack']}: no snapshot at {snap} (run with --update-snapshots)")
         return True
-    old = yaml.safe_load(snap.read_text())
-    lines = diff(old, doc)
     if lines:
-        click.echo(f"{doc['stack']}: desired state differs from {snap}:")
-        click.echo("\n".join(seen.lead(old, doc) + lines))
+        echo(f"{doc['stack']}: desired state differs from {snap}:")
+        echo("\n".join(lead + lines))
     elif show_diff:
-        click.echo(f"{doc['stack']}: no changes")
+        echo(f"{doc['stack']}: no changes")
     return bool(lines)
 
 
-def _policy_failed(docs: list[dict[str, Any]]) -> bool:
-    """Print every finding; whether any violation is not waived."""
+def _policy_failed(docs: list[dict[str, Any]], err: bool = False) -> bool:
+    """Print every finding (on stderr with ``err``: stdout holds JSON); whether any
+    violation is not waived."""
     failed = False
     for doc in docs:
         for f in doc["policy"]["findings"]:
             mark = f"waived: {f['waived']}" if "waived" in f else "VIOLATION"
-            click.echo(f"{doc['stack']}: [{f['rule']}] {f['resource']}: {f['message']}; "
-                       f"fix: {f['fix']} ({mark})")
+            echo(f"{doc['stack']}: [{f['rule']}] {f['resource']}: {f['message']}; "
+                 f"fix: {f['fix']} ({mark})", err=err)
             failed = failed or "waived" not in f
         if not doc["policy"]["findings"]:
-            click.echo(f"{doc['stack']}: policy ok")
+            echo(f"{doc['stack']}: policy ok", err=err)
     return failed
+
 
 if __name__ == "__main__":
     main()

@@ -22,4 +22,6 @@ def write(outputs: dict[str, Any], outputs_file: str) -> None:
     except OSError as e:
         raise click.BadParameter(f"cannot write {outputs_file}: {e.strerror}",
                                  param_hint="'--outputs'") from None
-    click.echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)", err=True)
+    from infra.preview.streams import echo
+
+    echo(f"wrote {outputs_file} (the stack's outputs; keep it out of git)", err=True)

@@ -17,7 +17,7 @@ from submit.render import spec as sp
 from submit.experiment import expand as ex
 from submit.experiment import trials
 from submit.cli.experiment_record import new_record, record_name
-from submit.cli.output import table, yaml_documents
+from submit.cli.output import dump_objects, table
 from submit.render.build import pick_pool
 from submit.render.spec import SpecError
 from submit.cli.context import Context, bad_input, kube_call
@@ -138,8 +138,7 @@ def export(plans: list[trials.TrialPlan], export_dir: str, fmt: str) -> None:
 
     export_file.make_dir(export_dir)
     for p in plans:
-        text = (json.dumps(p.objects, indent=2) + "\n" if fmt == "json"
-                else yaml_documents(p.objects))
+        text = dump_objects(p.objects, fmt)  # as `submit workload create --export` writes
         export_file.write(Path(export_dir) / f"{p.name}.{'json' if fmt == 'json' else 'yaml'}",
                           text)
     click.echo(f"wrote {len(plans)} trials to {export_dir}/; submitted nothing (apply one with "
@@ -148,13 +147,13 @@ def export(plans: list[trials.TrialPlan], export_dir: str, fmt: str) -> None:
 
 
 def print_dry_run(exp: ex.Experiment, plans: list[trials.TrialPlan], fmt: str) -> None:
-    """The trial table for people on stderr; stdout holds only the document (JSON, or YAML
-    documents), so that it can be piped to a parser."""
+    """The trial table for people on stderr; stdout holds only the document, so that it can
+    be piped to a parser: every trial's objects as one Kubernetes ``List`` (one object as
+    itself), in JSON or YAML, the shape `submit workload create --dry-run` prints."""
     click.echo(table(trials.table(exp, plans), [("TRIAL", "trial")] +
                      [(k.upper(), k) for k in exp.keys]), nl=False, err=True)
     objs = [o for p in plans for o in p.objects]
-    click.echo(json.dumps(objs, indent=2) if fmt == "json" else yaml_documents(objs),
-               nl=False)
+    click.echo(dump_objects(objs, fmt), nl=False)
 
 
 def submit(ctx: Context, exp: ex.Experiment, plans: list[trials.TrialPlan],

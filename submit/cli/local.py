@@ -101,7 +101,9 @@ def _load(path: str) -> list[Any]:
         loaded = json.loads(text) if text.lstrip().startswith(("[", "{")) else \
             [d for d in yaml.safe_load_all(text) if d]
     except (ValueError, yaml.YAMLError) as e:
-        raise _bad("--from", f"{path} is not YAML or JSON: {str(e).splitlines()[0]}") from None
+        from submit.cli.output import not_a_manifest
+
+        raise _bad("--from", not_a_manifest(path, e)) from None
     return unwrap(loaded if isinstance(loaded, list) else [loaded])
 
 
@@ -192,6 +194,21 @@ def _script_dir(kw: dict[str, Any]) -> str | None:
 def run_local(click_ctx: click.Context, /, **kw: Any) -> None:
     """Run the workload here, one process per pod, with the environment the cluster would
     give each one (the image is not used: commands run with /bin/sh -c on this machine)."""
+    try:
+        _run_local(click_ctx, kw)
+    except KeyboardInterrupt:
+        # Ctrl-C before the runner takes SIGINT itself (reading --from, rendering,
+        # planning): nothing was started. One line and 130 (128 + SIGINT), as the runner
+        # ends an interrupted run, rather than Click's "Aborted!" and exit 1.
+        click.echo("run-local: interrupted (Ctrl-C) before any process started; nothing ran",
+                   err=True)
+        click_ctx.exit(EXIT_INTERRUPTED)
+
+
+EXIT_INTERRUPTED = 130
+
+
+def _run_local(click_ctx: click.Context, kw: dict[str, Any]) -> None:
     ctx = click_ctx.find_object(Context)
     if ctx is None:  # invoked outside `submit workload`
         ctx = Context(None, None, ".")

@@ -205,7 +205,7 @@ class LazyGroup(click.Group):
             # An xpk flag gets the option that does its job, not the nearest spelling.
             from submit.cli.xpk_flags import hint
 
-            said = hint(e.option_name)
+            said = hint(e.option_name, e.ctx)
             if said is None:
                 raise
             raise click.NoSuchOption(e.option_name, message=said, ctx=e.ctx) from None

@@ -230,7 +230,7 @@ def _check_logs_dir(logs_dir: str | None, make: bool) -> None:
         return
     from submit.cli import export_file
 
-    why = export_file.problem(logs_dir, directory=True)
+    why = export_file.problem(logs_dir, directory=True, make_parents=True)
     if why is None and make:
         try:
             Path(logs_dir).mkdir(parents=True, exist_ok=True)

@@ -214,13 +214,10 @@ def _read_manifest(file: str) -> list[dict[str, Any]]:
         loaded = json.loads(text) if text.lstrip().startswith(("[", "{")) else \
             [d for d in yaml.safe_load_all(text) if d]
         loaded = unwrap(loaded if isinstance(loaded, list) else [loaded])
-    except ValueError as e:
-        raise bad(f" is not YAML or JSON: {e}") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise bad(f" is not YAML or JSON: {where}"
-                  f"{getattr(e, 'problem', None) or e.__class__.__name__}") from None
+    except (ValueError, yaml.YAMLError) as e:
+        from submit.cli.output import not_a_manifest
+
+        raise click.BadParameter(not_a_manifest(file, e), param_hint="'FILE'") from None
     objs = loaded if isinstance(loaded, list) else [loaded]
     kinds = [o.get("kind") if isinstance(o, dict) else None for o in objs]
     if kinds.count("JobSet") != 1 or any(k not in _KINDS for k in kinds):

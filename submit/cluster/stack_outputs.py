@@ -78,17 +78,13 @@ def from_mapping(data: Any, source: str) -> StackOutputs:
     return _parse(json.dumps(data), source)
 
 
-def from_file(path: str) -> StackOutputs:
+def from_file(path: str, project_dir: str = ".") -> StackOutputs:
     try:
         raw = Path(path).read_bytes()
     except IsADirectoryError:
         raise OptionError("--outputs", f"{path} is a directory, not an outputs file") from None
     except FileNotFoundError:
-        stack = Path(path).name.removesuffix(".json").removesuffix(".outputs")
-        raise OptionError("--outputs", f"no outputs file {path}; write one offline with "
-                          f"`accelstack-preview {stack or 'STACK'} --quiet --outputs {path}`"
-                          ", or from a deployed stack with `pulumi stack output --json "
-                          f"--show-secrets > {path}`") from None
+        raise OptionError("--outputs", _no_file(path, project_dir)) from None
     except OSError as e:
         raise OptionError("--outputs", f"cannot read outputs file {path}: {e.strerror}") \
             from None
@@ -111,10 +107,12 @@ def from_pulumi(stack: str, project_dir: str = ".") -> StackOutputs:
     check_stack_options(stack, project_dir)
     exe = shutil.which("pulumi")
     if exe is None:
+        near = _did_you_mean(stack, project_dir)
         raise OutputsError(
-            "the pulumi CLI is not on PATH; install it (https://www.pulumi.com/docs/install/) "
-            "or pass --outputs FILE with the output of `pulumi stack output --json "
-            "--show-secrets`")
+            "the pulumi CLI is not on PATH" + (f" and the project has no stack {stack!r} "
+                                               f"(did you mean {near}?)" if near else "")
+            + f"; {_offline_route(stack, project_dir)}; or install the pulumi CLI "
+            "(https://www.pulumi.com/docs/install/) to read a deployed stack's outputs")
     cmd = [exe, "stack", "output", "--json", "--show-secrets", "--non-interactive",
            "--stack", stack, "--cwd", project_dir]
     try:
@@ -129,8 +127,11 @@ def from_pulumi(stack: str, project_dir: str = ".") -> StackOutputs:
         err = proc.stderr.strip().splitlines()
         detail = err[-1] if err else f"exit code {proc.returncode}"
         if "no stack named" in detail.lower() or "not found" in detail.lower():
-            raise OutputsError(f"stack {stack!r} not found: {detail} (list stacks with "
-                               "`pulumi stack ls`)")
+            near = _did_you_mean(stack, project_dir)
+            raise OutputsError(f"stack {stack!r} not found: {detail}"
+                               + (f"; did you mean {near}?" if near else "")
+                               + f" (list stacks with `pulumi stack ls`); "
+                               f"{_offline_route(stack, project_dir)}")
         raise OutputsError(f"`pulumi stack output` failed for stack {stack!r}: {detail}")
     return _parse(proc.stdout, f"stack {stack!r}")
 
@@ -146,7 +147,7 @@ def check_stack_options(stack: str, project_dir: str) -> None:
 
 def read(stack: str | None, outputs_file: str | None, project_dir: str = ".") -> StackOutputs:
     if outputs_file:
-        return from_file(outputs_file)
+        return from_file(outputs_file, project_dir)
     if not stack:
         raise OptionError(None, "no stack given: pass --stack NAME (or set ACCELSTACK_STACK) "
                           "or --outputs FILE (or set ACCELSTACK_OUTPUTS)")
@@ -158,3 +159,66 @@ def _fleet_keys(data: Any) -> bool:
     only data with one of its keys is worth loading that module for."""
     return isinstance(data, dict) and ("accelstackFleet" in data
                                        or "fleetContractVersion" in data)
+
+
+# -- hints: the stacks of the project, the files beside a missing one --------------------------
+
+def local_stacks(project_dir: str) -> list[str]:
+    """The stacks the project has files for: Pulumi.<stack>.yaml in its stackConfigDir
+    (Pulumi.yaml; https://www.pulumi.com/docs/iac/concepts/projects/project-file/)."""
+    root = Path(project_dir)
+    config_dir = "."
+    try:
+        import yaml  # here: only a failure's hint reads the project file
+
+        project = yaml.safe_load((root / "Pulumi.yaml").read_text(encoding="utf-8"))
+        if isinstance(project, dict) and isinstance(project.get("stackConfigDir"), str):
+            config_dir = project["stackConfigDir"]
+    except (OSError, ValueError, yaml.YAMLError):
+        return []
+    return sorted(p.name[len("Pulumi."):-len(".yaml")]
+                  for p in (root / config_dir).glob("Pulumi.*.yaml"))
+
+
+def _nearest(name: str, names: list[str], cutoff: float = 0.6) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def _did_you_mean(stack: str, project_dir: str) -> str | None:
+    """The stack ``stack`` may have meant, when it has no stack file and one is near it."""
+    names = local_stacks(project_dir)
+    short = stack.rsplit("/", 1)[-1]
+    near = None if short in names else _nearest(short, names)
+    return near
+
+
+def _offline_route(stack: str, project_dir: str) -> str:
+    """The way to the outputs without a deployed stack: an offline preview's file."""
+    names = local_stacks(project_dir)
+    short = stack.rsplit("/", 1)[-1]
+    name = short if short in names else _nearest(short, names) or "STACK"
+    return (f"offline, with no deployed stack: `accelstack-preview {name} --quiet --outputs "
+            f"{name}.outputs.json`, then `--outputs {name}.outputs.json`")
+
+
+def _no_file(path: str, project_dir: str) -> str:
+    """No outputs file at ``path``: the file near its name if there is one, else how to
+    write one (naming a stack the project has, never one it lacks)."""
+    typed = Path(path)
+    folder = typed.parent
+    def stem(name: str) -> str:
+        return name.removesuffix(".json").removesuffix(".outputs")
+
+    stack = stem(typed.name)
+    files = {stem(p.name): p.name for p in folder.glob("*.json")} if folder.is_dir() else {}
+    near_file = _nearest(stack, sorted(files), cutoff=0.75)
+    if near_file:
+        return f"no outputs file {path}; did you mean {typed.with_name(files[near_file])}?"
+    names = local_stacks(project_dir)
+    name = stack if stack in names else _nearest(stack, names) or "STACK"
+    return (f"no outputs file {path}; write one offline with `accelstack-preview {name} "
+            f"--quiet --outputs {path}`, or from a deployed stack with `pulumi stack output "
+            f"--json --show-secrets > {path}`")
