@@ -63,6 +63,13 @@ NOT_HERE = {
 }
 
 
+# Commands whose page says they exit non-zero, with that exit code.
+EXITS = {
+    # docs/fleets.md: offline, no cluster of the fleet can be read (EXIT_UNREACHABLE).
+    "submit fleet --outputs fleet.outputs.json view": 1,
+}
+
+
 def readme_commands() -> list[tuple[str, str]]:
     """(page and section, command) for every command of every ```sh block of every page."""
     return [(f"{page}: {section}", command) for page, section, command in doc_pages.commands()]
@@ -263,7 +270,7 @@ def test_readme_section_runs(section: str, tmp_path: Path, monkeypatch: pytest.M
         entry: Callable[..., Any] = preview.main if _tool(command) == "accelstack-preview" \
             else main
         result = runner.invoke(entry, argv)  # type: ignore[arg-type]
-        assert result.exit_code == 0, (command, result.output)
+        assert result.exit_code == EXITS.get(_canonical(command), 0), (command, result.output)
         _check(command, argv, result.stdout, server, work)
 
 
