@@ -51,10 +51,12 @@ def token_of(answer: dict[str, Any]) -> str | None:
     return meta.get("continue") or meta.get("_continue") or None
 
 
-def pages(fetch: Fetch, limit: int = PAGE, restarts: int = RESTARTS
+def pages(fetch: Fetch, limit: int | None = None, restarts: int = RESTARTS
           ) -> Iterator[list[dict[str, Any]]]:
-    """The list's items, a page at a time, each item once; a continue token that expired
-    (410) starts the list again, at most ``restarts`` times, then the 410 is raised."""
+    """The list's items, a page at a time (``limit``, PAGE by default; 0 asks for the whole
+    list at once), each item once; a continue token that expired (410) starts the list
+    again, at most ``restarts`` times, then the 410 is raised."""
+    limit = PAGE if limit is None else limit
     token: str | None = None
     seen: set[tuple[str, str]] = set()
     restarted = 0
