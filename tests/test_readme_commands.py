@@ -60,6 +60,7 @@ NOT_HERE = {
                                          "tests/test_cost_refresh.py runs the same command "
                                          "on recorded SKU responses (--skus)",
     ".venv/bin/python bench/fleet_view.py": "a timing benchmark",
+    ".venv/bin/python bench/lists.py": "a timing and memory benchmark",
 }
 
 
