@@ -21,11 +21,10 @@ import json
 from typing import Any, Callable, Iterator, TypeVar
 
 from submit.cluster import kube_client, paging
-from submit.cluster.kube_client import AUTH_PLUGIN
 from submit.cluster.kube_http import RETRY_AFTER_MAX, KubeError, NotFound, error
 from submit.cluster.redact import server_message
 
-__all__ = ["AUTH_PLUGIN", "RETRY_AFTER_MAX", "Cluster", "KubeError", "NotFound"]
+__all__ = ["RETRY_AFTER_MAX", "Cluster", "KubeError", "NotFound"]
 
 FIELD_MANAGER = "accelstack-submit"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")

@@ -69,11 +69,11 @@ def pages(fetch: Fetch, limit: int | None = None, restarts: int = RESTARTS
             restarted, token = restarted + 1, None
             continue
         items = []
-        for item in answer.get("items") or []:
+        for item in answer.get("items") or []:  # decoded JSON: dicts, used as they are
             key = _key(item)
             if key not in seen:
                 seen.add(key)
-                items.append(dict(item))
+                items.append(item)
         if items:
             yield items
         token = token_of(answer)
