@@ -110,6 +110,13 @@ def test_list_jobsets_sends_the_label_selector(server: FakeApiServer) -> None:
                          "limit": ["500"]}
 
 
+def _patient(server: FakeApiServer) -> Cluster:
+    """A cluster with the default timeout: a list of a thousand JobSets may take the fake
+    more than the 0.5 s the error tests use on a loaded machine (a retry would be counted
+    as a request)."""
+    return Cluster(server.kubeconfig(), retries=3, backoff=0.01)
+
+
 def _paged_requests(server: FakeApiServer) -> list[tuple[str, str | None]]:
     return [(r.query.get("limit", [""])[0], r.query.get("continue", [None])[0])
             for r in server.state.requests]
@@ -120,7 +127,7 @@ def test_every_list_is_read_in_pages_of_500(server: FakeApiServer) -> None:
     # page's continue token, and the caller gets each once, in order.
     for i in range(1201):
         server.state.jobsets[(NS, f"w{i:04d}")] = _jobset(f"w{i:04d}")
-    cluster = _cluster(server)
+    cluster = _patient(server)
     pages = [[j["metadata"]["name"] for j in page] for page in cluster.jobset_pages(NS)]
     assert [len(p) for p in pages] == [500, 500, 201]
     assert sum(pages, []) == [f"w{i:04d}" for i in range(1201)]
@@ -146,7 +153,7 @@ def test_an_expired_continue_token_lists_again_from_the_start(server: FakeApiSer
     for i in range(1100):
         server.state.jobsets[(NS, f"w{i:04d}")] = _jobset(f"w{i:04d}")
     server.state.expire_continue = 1
-    names = [j["metadata"]["name"] for j in _cluster(server).list_jobsets(NS)]
+    names = [j["metadata"]["name"] for j in _patient(server).list_jobsets(NS)]
     assert names == [f"w{i:04d}" for i in range(1100)]
     statuses = [r.status for r in server.state.requests]
     assert statuses == [200, 410, 200, 200, 200]
@@ -156,7 +163,7 @@ def test_an_expired_continue_token_lists_again_from_the_start(server: FakeApiSer
     server.state.requests.clear()
     server.state.expire_continue = 10
     with pytest.raises(KubeError) as info:
-        _cluster(server).list_jobsets(NS)
+        _patient(server).list_jobsets(NS)
     assert info.value.status == 410
     assert "The provided continue parameter is too old" in str(info.value)
     assert [r.status for r in server.state.requests] == [200, 410] * 4
