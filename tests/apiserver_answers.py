@@ -61,6 +61,25 @@ _ROWS = (
            ERRORS + " NewNotFound"),
     Answer("list", "GET a collection", "any", 200,
            "a List with metadata.resourceVersion and items", H + "get.go ListResource"),
+    Answer("list-page", "GET a collection `?limit=N` (then `&continue=TOKEN`)",
+           "more than N objects", 200,
+           "a List of N items; metadata.continue (an opaque token) while more remain, and "
+           "metadata.remainingItemCount when no selector filters the list; a continued "
+           "request is served at the first page's resourceVersion",
+           "apiserver/pkg/storage/etcd3/store.go GetList (`if hasMore` ... "
+           "`storage.EncodeContinue`; remainingItemCount only `if pred.Empty()`); "
+           "apimachinery/pkg/apis/meta/v1/types.go ListMeta.Continue, RemainingItemCount"),
+    Answer("list-continue-expired", "GET a collection `?limit=N&continue=TOKEN`",
+           "TOKEN's revision was compacted (about 5 minutes)", 410,
+           "Status Failure, reason Expired, message 'The provided continue parameter is too "
+           "old to display a consistent list result. You can start a new list without the "
+           "continue parameter, or use the continue token in this response ...', with a new "
+           "token in the Status's metadata.continue",
+           "apiserver/pkg/storage/etcd3/errors.go interpretListError (`etcdrpc.ErrCompacted` "
+           "while paging), handleCompactedErrorForPaging (`errors.NewResourceExpired"
+           "(inconsistentContinue)`, "
+           "`statusError.ErrStatus.ListMeta.Continue = newToken`); " + ERRORS
+           + " NewResourceExpired (StatusReasonExpired, http.StatusGone)"),
     Answer("delete", "DELETE (no propagationPolicy)",
            "the object exists, no finalizers", 200,
            "Status Success, details (name, group, kind: the resource, uid)",

@@ -15,6 +15,7 @@ Requests are bounded: the server answers only on loopback and stops with the tes
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import select
@@ -30,6 +31,16 @@ import yaml
 
 from apiserver_answers import ANSWERS
 from fake_apiserver_objects import KINDS, answer, merge_patch, status
+
+# kube-apiserver's message for a continue token whose revision etcd has compacted, when it
+# can give a new token (apiserver pkg/storage/etcd3/errors.go: inconsistentContinue, returned
+# by handleCompactedErrorForPaging with the new token in the Status's metadata.continue).
+INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You "
+    "can start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list.")
 
 # Watch bookmarks (apiserver pkg/storage/cacher/cache_watcher.go nextBookmarkTime): about
 # every minute (cacher.go defaultBookmarkFrequency), and 2 s before the watch's timeout.
@@ -112,6 +123,8 @@ class State:
     conflicts: dict[str, tuple[str, str]] = field(default_factory=dict)
     # Kueue ResourceFlavors (cluster-scoped); "resourceflavors" in forbidden: 403
     resourceflavors: list[dict[str, Any]] = field(default_factory=list)
+    # paged lists: the next N requests with a continue token answer 410 Gone (Expired)
+    expire_continue: int = 0
 
 
 def _matches(labels: dict[str, str], selector: str | None) -> bool:
@@ -142,6 +155,21 @@ def _field_matches(obj: dict[str, Any], selector: str | None) -> bool:
     return True
 
 
+def _token(version: str, start: int) -> str:
+    """An opaque continue token, as the API server's is (base64 of JSON holding the
+    revision and where the next page starts: apiserver pkg/storage/continue.go)."""
+    return base64.urlsafe_b64encode(json.dumps({"rv": version, "start": start}).encode()
+                                    ).decode()
+
+
+def _untoken(token: str) -> tuple[str, int] | None:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode()))
+        return str(data["rv"]), int(data["start"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: "FakeApiServer"
     _request: Request
@@ -164,6 +192,43 @@ class _Handler(BaseHTTPRequestHandler):
     def _status(self, code: int, message: str, reason: str,
                 headers: dict[str, str] | None = None) -> None:
         self._send(code, status(code, reason, message), headers=headers)
+
+    def _list(self, body: dict[str, Any], q: dict[str, str],
+              items: list[dict[str, Any]] | None = None, snapshot: bool = False) -> None:
+        """Answer a list, in pages when ``limit`` is given (rows list-page and
+        list-continue-expired of tests/apiserver_answers.py): at most ``limit`` items, and
+        while more remain ``metadata.continue`` (and, for an unfiltered list,
+        ``remainingItemCount``). ``items``: the whole list (else ``body``'s); with
+        ``snapshot`` (JobSets), a continued request's is the first page's snapshot."""
+        st = self.server.state
+        meta = body.setdefault("metadata", {})
+        version = str(meta.get("resourceVersion") or st.revision)
+        start = 0
+        token = q.get("continue")
+        if token:
+            found = _untoken(token)
+            if found is None:
+                return self._status(400, "continue key is not valid: illegal base64 data "
+                                    "or JSON", "BadRequest")
+            version, start = found
+            if st.expire_continue:
+                st.expire_continue -= 1
+                gone = status(ANSWERS["list-continue-expired"].status, "Expired",
+                              INCONSISTENT_CONTINUE)
+                gone["metadata"] = {"continue": _token(str(st.revision), start)}
+                return self._send(ANSWERS["list-continue-expired"].status, gone)
+            if snapshot:
+                items = list(st.snapshots.get(version, {}).values())
+            meta["resourceVersion"] = version
+        everything = body["items"] if items is None else items
+        limit = int(q.get("limit") or 0)
+        end = start + limit if limit > 0 else len(everything)
+        body["items"] = everything[start:end]
+        if end < len(everything):
+            meta["continue"] = _token(version, end)
+            if not q.get("labelSelector") and not q.get("fieldSelector"):
+                meta["remainingItemCount"] = len(everything) - end
+        return self._send(ANSWERS["list"].status, body)
 
     def _handle(self, method: str) -> None:
         st = self.server.state
@@ -202,21 +267,23 @@ class _Handler(BaseHTTPRequestHandler):
                                          q.get("labelSelector"))}
                 if q.get("watch") in ("true", "1"):
                     return self._watch(listed, q)
+                body = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSetList",
+                        "metadata": {}, "items": []}
+                if q.get("continue"):  # a later page: from the first page's snapshot
+                    return self._list(body, q, snapshot=True)
                 st.revision += 1
                 version = str(st.revision)
                 st.snapshots[version] = listed()
-                return self._send(ANSWERS["list"].status, {"apiVersion": "jobset.x-k8s.io/v1alpha2",
-                                        "kind": "JobSetList",
-                                        "metadata": {"resourceVersion": version},
-                                        "items": list(st.snapshots[version].values())})
+                body["metadata"]["resourceVersion"] = version
+                return self._list(body, q, list(st.snapshots[version].values()))
         if m := _CONFIGMAPS.match(url.path):
             if m.group(2) is None and method == "GET":
                 items = [c for (n, _), c in sorted(st.configmaps.items())
                          if n == m.group(1) and _matches(c["metadata"].get("labels", {}),
                                                          q.get("labelSelector"))]
-                return self._send(ANSWERS["list"].status, {
+                return self._list({
                     "apiVersion": "v1", "kind": "ConfigMapList",
-                    "metadata": {"resourceVersion": str(st.revision)}, "items": items})
+                    "metadata": {"resourceVersion": str(st.revision)}, "items": items}, q)
         for kind in KINDS:
             if m := kind.path().match(url.path):
                 answered = answer(st, kind, method, m.group(1), m.group(2),
@@ -224,25 +291,25 @@ class _Handler(BaseHTTPRequestHandler):
                 if answered is not None:
                     return self._send(*answered)
         if (m := _WORKLOADS.match(url.path)) and method == "GET":
-            return self._send(200, {"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2",
-                                    "items": st.workloads.get(m.group(1), [])})
+            return self._list({"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2",
+                               "items": st.workloads.get(m.group(1), [])}, q)
         if (m := _PODS.match(url.path)) and method == "GET":
             items = [p for p in st.pods.get(m.group(1), [])
                      if _matches(p["metadata"].get("labels", {}), q.get("labelSelector"))]
-            return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": items})
+            return self._list({"kind": "PodList", "apiVersion": "v1", "items": items}, q)
         if _NODES.match(url.path) and method == "GET":
             if "nodes" in st.forbidden:
                 return self._status(403, 'nodes is forbidden: User "dev" cannot list resource '
                                     '"nodes" in API group "" at the cluster scope', "Forbidden")
             items = [n for n in st.nodes
                      if _matches(n["metadata"].get("labels", {}), q.get("labelSelector"))]
-            return self._send(200, {"kind": "NodeList", "apiVersion": "v1", "items": items})
+            return self._list({"kind": "NodeList", "apiVersion": "v1", "items": items}, q)
         if (m := _EVENTS.match(url.path)) and method == "GET":
             sel = dict(t.split("=", 1) for t in q.get("fieldSelector", "").split(",") if t)
             items = [e for e in st.events.get(m.group(1), [])
                      if e["involvedObject"]["kind"] == sel.get("involvedObject.kind")
                      and e["involvedObject"]["name"] == sel.get("involvedObject.name")]
-            return self._send(200, {"kind": "EventList", "apiVersion": "v1", "items": items})
+            return self._list({"kind": "EventList", "apiVersion": "v1", "items": items}, q)
         if (m := _LOCALQUEUE.match(url.path)) and method == "GET":
             lq = st.localqueues.get((m.group(1), m.group(2)))
             if lq is None:
@@ -252,9 +319,9 @@ class _Handler(BaseHTTPRequestHandler):
             if "clusterqueues" in st.forbidden:
                 return self._status(403, 'clusterqueues.kueue.x-k8s.io is forbidden: User '
                                     '"dev" cannot list resource "clusterqueues"', "Forbidden")
-            return self._send(200, {"kind": "ClusterQueueList",
-                                    "apiVersion": "kueue.x-k8s.io/v1beta2",
-                                    "items": st.clusterqueues})
+            return self._list({"kind": "ClusterQueueList",
+                               "apiVersion": "kueue.x-k8s.io/v1beta2",
+                               "items": st.clusterqueues}, q)
         if (m := _CLUSTERQUEUE.match(url.path)) and method == "PATCH":
             # A merge patch of a cluster-scoped object answers as a namespaced one: 200 and
             # the object, or 404 NotFound (rows merge-patch, merge-patch-absent).
@@ -289,8 +356,8 @@ class _Handler(BaseHTTPRequestHandler):
             if st.slices is None:  # the API server's answer for a resource it does not serve
                 return self._status(404, "the server could not find the requested resource",
                                     "NotFound")
-            return self._send(200, {"kind": "SliceList", "apiVersion": "accelerator.gke.io/v1beta1",
-                                    "metadata": {}, "items": st.slices})
+            return self._list({"kind": "SliceList", "apiVersion": "accelerator.gke.io/v1beta1",
+                               "metadata": {}, "items": st.slices}, q)
         if (m := _PENDING.match(url.path)) and method == "GET":
             if m.group(1) in st.forbidden:
                 return self._status(403, "forbidden", "Forbidden")

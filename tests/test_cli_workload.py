@@ -29,6 +29,7 @@ from submit_cli import run
 
 NS = "training"
 JOBSETS = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{NS}/jobsets"
+PAGE = {"limit": ["500"]}  # every list is read in pages (submit/cluster/paging.py)
 CONFIGMAPS = f"/api/v1/namespaces/{NS}/configmaps"
 APPLY_QUERY = {"fieldManager": ["accelstack-submit"]}
 JOBSET_APPLY_QUERY = {"fieldManager": ["accelstack-submit"], "fieldValidation": ["Strict"]}
@@ -785,10 +786,12 @@ def test_list_table(outputs: Path, server: FakeApiServer) -> None:
         "train-b  v5litepod-16  1       spot    Pending    Suspended  0         2m\n"
         "train-c  v5litepod-16  1       spot    NotQueued  Completed  0         -\n"
     )
-    [lst, wls] = server.state.requests
+    # The Kueue workloads first (an index by owner), then the JobSets, a page at a time.
+    [wls, lst] = server.state.requests
     assert (lst.path, lst.query) == (JOBSETS, {"labelSelector": [
-        "app.kubernetes.io/managed-by=accelstack"]})
-    assert wls.path == f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads"
+        "app.kubernetes.io/managed-by=accelstack"], **PAGE})
+    assert (wls.path, wls.query) == (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads",
+                                     PAGE)
 
 
 def test_list_json(outputs: Path, server: FakeApiServer) -> None:
@@ -900,13 +903,13 @@ def _test_describe_text(outputs: Path, server: FakeApiServer) -> None:
     )
     assert [(r.path, r.query) for r in server.state.requests][:6] == [
         (f"{JOBSETS}/w1", {}),
-        (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads", {}),
+        (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads", PAGE),
         (f"/api/v1/namespaces/{NS}/pods", {"labelSelector": [
-            "jobset.sigs.k8s.io/jobset-name=w1"]}),
+            "jobset.sigs.k8s.io/jobset-name=w1"], **PAGE}),
         (f"/api/v1/namespaces/{NS}/events", {"fieldSelector": [
-            "involvedObject.kind=JobSet,involvedObject.name=w1"]}),
+            "involvedObject.kind=JobSet,involvedObject.name=w1"], **PAGE}),
         (f"/api/v1/namespaces/{NS}/events", {"fieldSelector": [
-            "involvedObject.kind=Workload,involvedObject.name=jobset-w1-1a2b3"]}),
+            "involvedObject.kind=Workload,involvedObject.name=jobset-w1-1a2b3"], **PAGE}),
         ("/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/training/localqueues/main/"
          "pendingworkloads", {}),
     ]
@@ -991,7 +994,7 @@ def test_logs_pick_the_newest_pod_of_the_slice_and_worker(outputs: Path,
     result = run(outputs, "logs", "w1", "--slice", "1", "--tail", "50")
     assert (result.exit_code, result.stdout) == (0, "step 1 loss=2.31\nstep 2 loss=2.05\n")
     pods, log = server.state.requests
-    assert pods.query == {"labelSelector": ["jobset.sigs.k8s.io/jobset-name=w1"]}
+    assert pods.query == {"labelSelector": ["jobset.sigs.k8s.io/jobset-name=w1"], **PAGE}
     assert log.path == f"/api/v1/namespaces/{NS}/pods/w1-slice-1-0-new/log"
     assert log.query == {"container": ["main"], "follow": ["false"], "tailLines": ["50"]}
 

@@ -1,4 +1,6 @@
-"""`accelstack-prices refresh` against recorded SKU responses, never the live API.
+"""`accelstack-prices refresh` against recorded SKU responses, never the live API: read from
+a file (``--skus``), and served on loopback as the Catalog API serves them
+(tests/billing/catalog_server.py), to the command's real client (requests, google-auth).
 
 tests/billing/compute-skus.json is a ListSkus response in the shape the Cloud Billing
 Catalog API documents (https://cloud.google.com/billing/v1/how-tos/catalog-api: skus[] with
@@ -13,10 +15,12 @@ import json
 import shutil
 from datetime import date
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import yaml
 
+from billing.catalog_server import CatalogServer
 from conftest import ROOT
 from infra.cost import refresh, table as prices
 
@@ -111,3 +115,78 @@ def test_a_missing_recording_says_so_with_exit_2(tmp_path: Path,
     assert e.value.code == 2
     assert capsys.readouterr().err == f"accelstack-prices: --skus {missing}: cannot read " \
         "it: No such file or directory\n"
+
+
+# -- the real client, against a Catalog API served on loopback --------------------------
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CatalogServer]:
+    """The recorded SKUs served as the Catalog API serves them, and Application Default
+    Credentials that get their token from it: a service-account file (a key made here)
+    whose token_uri is the server's."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    server = CatalogServer(_skus()).start()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    account = tmp_path / "adc.json"
+    account.write_text(json.dumps({
+        "type": "service_account", "project_id": "my-ml-project", "private_key_id": "k1",
+        "private_key": pem, "client_email": "prices@my-ml-project.iam.gserviceaccount.com",
+        "client_id": "1", "token_uri": f"{server.url}/token"}))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(account))
+    yield server
+    server.stop()
+
+
+def test_the_refresh_reads_the_catalog_api_in_pages(
+        catalog: CatalogServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "prices.yaml"
+    shutil.copy(prices.TABLE_FILE, table)
+    code = refresh.main(["refresh", "--stacks", str(ROOT / "stacks"), "--table", str(table),
+                         "--endpoint", catalog.url, "--write"])
+    assert code == 0, capsys.readouterr().err
+    # The same table as from the recording itself: every SKU page was read.
+    from_file = tmp_path / "from-file.yaml"
+    shutil.copy(prices.TABLE_FILE, from_file)
+    assert refresh.main(["refresh", "--stacks", str(ROOT / "stacks"), "--skus", str(SKUS),
+                         "--table", str(from_file), "--write"]) == 0
+    assert table.read_text() == from_file.read_text()
+    gets = [(path, q) for method, path, q in catalog.requests if method == "GET"]
+    services = [q for path, q in gets if path == "/v1/services"]
+    skus = [q for path, q in gets if path.endswith("/skus")]
+    assert [q.get("pageToken") for q in services] == [None, ["2"]]
+    pages = -(-len(_skus()) // 2)
+    assert [q.get("pageToken") for q in skus] == [None] + [[str(2 * i)] for i in
+                                                           range(1, pages)]
+    assert all(q["currencyCode"] == ["USD"] and q["pageSize"] == ["5000"] for q in skus)
+    # One token, from the service account's grant, for the read-only billing scope.
+    [grant] = catalog.grants
+    assert grant["scope"] == "https://www.googleapis.com/auth/cloud-billing.readonly"
+    assert grant["iss"] == "prices@my-ml-project.iam.gserviceaccount.com"
+
+
+def test_an_api_error_is_one_line_and_exit_1(catalog: CatalogServer,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    catalog.accepted = "another-token"  # the token ADC got is refused: 401
+    code = refresh.main(["refresh", "--table", str(prices.TABLE_FILE),
+                         "--endpoint", catalog.url])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err == (f"accelstack-prices: the Cloud Billing Catalog API: GET {catalog.url}"
+                   "/v1/services: 401 UNAUTHENTICATED: Request had invalid authentication "
+                   "credentials. Expected OAuth 2 access token.\n")
+
+
+def test_no_credentials_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "none.json"))
+    code = refresh.main(["refresh", "--table", str(prices.TABLE_FILE),
+                         "--endpoint", "http://127.0.0.1:9"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("accelstack-prices: the Cloud Billing Catalog API: no Application "
+                          "Default Credentials (") and err.count("\n") == 1

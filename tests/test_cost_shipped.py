@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
+from infra.cost import table as prices
 from infra.preview import cli as preview
 
 TABLE = ROOT / "infra" / "cost" / "prices.yaml"
@@ -73,8 +74,9 @@ HAND: dict[str, list[tuple[str, int, tuple[str, str, str] | None]]] = {
         ("cluster fee", 1, FEE),
     ],
     "v6e-burst": [
-        # A reservation: the 1-year committed figure (one for every region).
-        ("pool interactive", 16, ("tpu/v6e", "*", "committed-1y")),
+        # A reservation: no v6e committed figure is sourced (docs/cost.md), so at the
+        # region's on-demand rate.
+        ("pool interactive", 16, ("tpu/v6e", "us-east5", "on-demand")),
         ("system pool", 4, ("vm/e2-standard-8", "us-east5", "on-demand")),
         ("cluster fee", 1, FEE),
     ],
@@ -132,6 +134,15 @@ def test_a_shipped_stack_costs_what_a_hand_computation_from_the_table_gives(stac
     assert cost["perHour"]["complete"] is (not unpriced)
 
 
+def test_no_v6e_committed_figure_from_a_news_report() -> None:
+    # Issue 42: the 1- and 3-year v6e figures were a news article's "starting at" quote;
+    # without Google's own figure or a Catalog SKU they are unknown, never zero.
+    table = prices.load()
+    for mode in ("committed-1y", "committed-3y"):
+        assert table.find("tpu/v6e", "us-east5", mode) is None
+    assert not [p for p in table.prices if "neowin" in p.source and "committed" in p.mode]
+
+
 @pytest.mark.parametrize("stack", ["v5p-reserved", "v6e-training"])
 def test_the_snapshot_is_what_the_preview_prints_now(stack: str) -> None:
     path = Path(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
@@ -141,7 +152,7 @@ def test_the_snapshot_is_what_the_preview_prints_now(stack: str) -> None:
 def test_v6e_burst_s_slice_classes_by_hand() -> None:
     """A class's range: each shape in each capacity mode, per slice and at its limits."""
     classes = {c["class"]: c for c in _snapshot_cost("v6e-burst")["sliceClasses"]}
-    committed = _table_usd("tpu/v6e", "*", "committed-1y")  # the reservation
+    committed = _table_usd("tpu/v6e", "us-east5", "on-demand")  # the reservation
     spot = _table_usd("tpu/v6e", "us-east5", "spot")
     on_demand = _table_usd("tpu/v6e", "us-east5", "on-demand")
     low, high = min(committed, spot, on_demand), max(committed, spot, on_demand)

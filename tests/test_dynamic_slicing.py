@@ -300,12 +300,31 @@ def test_each_shape_renders_its_own_topology(outputs: Path) -> None:
             "cloud.google.com/gke-tpu-slice-topology": shape}
 
 
+def test_the_slice_name_rule() -> None:
+    from submit.render import dynamic_slicing as ds
+    # "pretraining-jobset-<18>-abcde-slice" is exactly 49.
+    assert ds.slice_name_length("pretraining", "x" * 18, "slice") == 49
+    assert ds.max_name("pretraining", "slice") == 18
+    assert ds.max_name("default", "slice") == 22
+
+
 def test_render_refusals(outputs: Path) -> None:
+    # GKE's slice controller names the Slice <ns>-<Kueue workload>-<pod set>, Kueue's
+    # workload is jobset-<name>-<5 hex>, the pod set is the replicated job ("slice"), and a
+    # Slice's name has at most 49 characters: in "pretraining" that leaves 18.
     result = run(outputs, "create", "--dry-run", "--no-resolve-image", "--image", IMAGE,
-                 "--workload", "a-workload-name-of-29-chars-x", "--accelerator", "tpu7x-4x8x8")
+                 "--workload", "a-workload-name-of-28-charsx", "--accelerator", "tpu7x-4x8x8")
     assert result.exit_code == 2
-    assert "is 29 characters; a workload on a dynamic slice (4x8x8) may have at most 28" \
-        in result.stderr
+    assert "Traceback" not in result.stderr
+    assert ("'a-workload-name-of-28-charsx' is 28 characters; a workload on a dynamic slice "
+            "(4x8x8) in namespace 'pretraining' may have at most 18: GKE names its Slice "
+            "<namespace>-jobset-<workload>-<hash>-slice (59 characters here), and a Slice's "
+            "name has at most 49") in result.stderr
+    result = run(outputs, "create", "--dry-run", "--no-resolve-image", "--image", IMAGE,
+                 "--workload", "a-name-of-19-charsx", "--accelerator", "tpu7x-4x8x8")
+    assert result.exit_code == 2 and "is 19 characters" in result.stderr
+    js = _render(outputs, "--workload", "a-name-of-18-chars", "--accelerator", "tpu7x-4x8x8")
+    assert js["metadata"]["name"] == "a-name-of-18-chars"
     result = run(outputs, "create", "--dry-run", "--no-resolve-image", "--image", IMAGE,
                  "--workload", "big", "--accelerator", "tpu7x-8x8x8")
     assert result.exit_code == 2 and "tpu7x-8x8x8" in result.stderr

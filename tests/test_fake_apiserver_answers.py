@@ -156,6 +156,48 @@ def list_(server: FakeApiServer) -> int:
     return status
 
 
+def list_page(server: FakeApiServer) -> int:
+    """Every list the submitter reads, three pages of 2, 2 and 1 items."""
+    answers = set()
+    for kind in KINDS[:2]:
+        for i in range(5):
+            _store(server, kind, _object(kind, f"w{i}"))
+        names: list[str] = []
+        token = None
+        for size in (2, 2, 1):
+            status, body = _call(server, "GET", _url(server, kind), limit="2",
+                                 **({"continue": token} if token else {}))
+            assert len(body["items"]) == size
+            names += [i["metadata"]["name"] for i in body["items"]]
+            token = body["metadata"].get("continue")
+            assert bool(token) == (size == 2)
+            assert body["metadata"].get("remainingItemCount") == (
+                None if size == 1 else 5 - len(names))
+            answers.add(status)
+        assert names == [f"w{i}" for i in range(5)]
+    # A filtered list has no remainingItemCount (its count would be wrong).
+    body = _call(server, "GET", _url(server, KINDS[0]), limit="2",
+                 labelSelector="x=1")[1]
+    assert "remainingItemCount" not in body["metadata"]
+    (status,) = answers
+    return status
+
+
+def list_continue_expired(server: FakeApiServer) -> int:
+    for i in range(3):
+        _store(server, KINDS[0], _object(KINDS[0], f"w{i}"))
+    token = _call(server, "GET", _url(server, KINDS[0]), limit="2")[1]["metadata"]["continue"]
+    server.state.expire_continue = 1
+    status, body = _call(server, "GET", _url(server, KINDS[0]), limit="2", **{"continue": token})
+    _is_status(body, 410, "Expired")
+    assert body["message"].startswith(
+        "The provided continue parameter is too old to display a consistent list result. "
+        "You can start a new list without the continue parameter, or use the continue "
+        "token in this response")
+    assert body["metadata"]["continue"]
+    return status
+
+
 def delete(server: FakeApiServer, kind: Kind) -> int:
     _store(server, kind, _object(kind, uid="u1"))
     status, body = _call(server, "DELETE", _url(server, kind, "w1"))
@@ -262,7 +304,8 @@ def version_(server: FakeApiServer) -> int:
 
 
 ONCE: dict[str, Callable[[FakeApiServer], int]] = {
-    "list": list_, "watch": watch, "watch-expired": watch_expired, "watch-bookmark": watch_bookmark,
+    "list": list_, "list-page": list_page, "list-continue-expired": list_continue_expired,
+    "watch": watch, "watch-expired": watch_expired, "watch-bookmark": watch_bookmark,
     "unauthorized": unauthorized, "version": version_}
 
 

@@ -115,7 +115,7 @@ def test_restriction_to_a_worker_or_a_region_is_the_scoped_queue(
      "'v5p-128': no worker of fleet 'research' offers it; its workers offer: west "
      "(us-west4): v5litepod-16; east (us-east5): v6e-16"),
     (["--accelerator", "v6e-16", "--fleet-worker", "west"], "--fleet-worker",
-     "no worker of worker west has v6e-16-spot pools with room for 1 x 4 pods; "
+     "worker west has no v6e-16-spot pools with room for 1 x 4 pods; "
      "v6e-16-spot is offered by: east"),
     (["--accelerator", "v6e-16", "--fleet-worker", "eats"], "--fleet-worker",
      "'eats' is not a worker of fleet 'research'; did you mean east?; its workers: west, "
@@ -240,14 +240,38 @@ def test_fleet_view_table(servers: dict[str, FakeApiServer], outputs: Path) -> N
     result = run(outputs, "fleet", "view")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].split() == ["CLUSTER", "ROLE", "REGION", "VIA", "STATUS", "QUEUES",
-                                "FLAVOR", "NOMINAL", "USED", "FREE", "PENDING", "ADMITTED",
-                                "FINISHED", "MANAGER", "SEES", "MAINTENANCE"]
+    assert lines[0].split() == ["CLUSTER", "ROLE", "REGION", "VIA", "STATUS", "PENDING",
+                                "ADMITTED", "FINISHED", "MANAGER", "SEES"]
     west = next(ln for ln in lines if ln.startswith("west"))
-    assert west.split()[:13] == ["west", "worker", "us-west4", "ip", "ok", "main",
-                                 "v5litepod-16-spot", "32", "16", "16", "0", "0", "0"]
+    assert west.split()[:8] == ["west", "worker", "us-west4", "ip", "ok", "0", "0", "0"]
     # How the manager reaches each worker: east is private, reached at its DNS endpoint.
-    assert [ln.split()[3] for ln in lines[1:]] == ["-", "ip", "dns"]
+    assert [ln.split()[3] for ln in lines[1:4]] == ["-", "ip", "dns"]
+    chips = [ln.split() for ln in lines].index(["CLUSTER", "FLAVOR", "NOMINAL", "USED", "FREE"])
+    assert lines[chips + 1].split() == ["west", "v5litepod-16-spot", "32", "16", "16"]
+    assert "fleet-manager: queues main, main-east, main-us-east5, main-us-west4, main-west" \
+        in lines
+    assert max(len(ln) for ln in lines) <= 100
+
+
+def test_fleet_view_fits_100_columns_and_exits_1_when_no_cluster_answers(
+        servers: dict[str, FakeApiServer], outputs: Path) -> None:
+    servers["east"].stop()  # one down: still exit 0, the row says why
+    result = run(outputs, "fleet", "view")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert next(ln for ln in lines if ln.startswith("east ")).split()[4] == "unreachable"
+    problem = [ln for ln in lines if ln.startswith("east: unreachable: ")]
+    assert problem and "connection failed" in result.output
+    assert max(len(ln) for ln in lines) <= 100, result.output
+    for name in ("manager", "west"):
+        servers[name].stop()
+    for fmt in ("table", "json"):
+        result = run(outputs, "fleet", "view", "-o", fmt)
+        assert result.exit_code == 1, result.output  # EXIT_UNREACHABLE, after the view
+        assert "Traceback" not in result.output
+    rows = json.loads(result.output)
+    assert [r["cluster"] for r in rows] == ["fleet-manager", "west", "east"]
+    assert all(r["status"].startswith("unreachable: ") for r in rows)
 
 
 def test_fleet_view_of_a_cluster_stack_is_a_usage_error(tmp_path: Path,
@@ -332,7 +356,7 @@ def test_fleet_offline_outputs_are_read_by_submit(tmp_path: Path,
     assert created.exit_code == 0, created.output
     assert "kind: JobSet" in created.output
     shown = run(path, "fleet", "view", "-o", "json")
-    assert shown.exit_code == 0, shown.output
+    assert shown.exit_code == 1, shown.output  # no cluster can be read: EXIT_UNREACHABLE
     rows = json.loads(shown.output)
     assert [r["cluster"] for r in rows] == ["fleet-manager", "west", "east"]
     assert all(r["status"].startswith("unreachable: ") and "no usable kubeconfig" in r["status"]
@@ -356,3 +380,8 @@ def test_fleet_view_shows_upcoming_maintenance(servers: dict[str, FakeApiServer]
         "west": "west-pool-0: host maintenance from 2024-12-01T20:00Z (1 node(s))",
         "east": "east-pool-0: node upgrade pending (v1.32.9-gke.100 < v1.33.5-gke.1080000)",
         "fleet-manager": "unknown: nodes not readable"}
+    table = run(outputs, "fleet", "view").output.splitlines()
+    assert ("west: maintenance: west-pool-0: host maintenance from 2024-12-01T20:00Z "
+            "(1 node(s))") in table
+    assert max(len(ln) for ln in table) <= 100
+

@@ -106,7 +106,67 @@ def test_list_jobsets_sends_the_label_selector(server: FakeApiServer) -> None:
     assert [j["metadata"]["name"] for j in got] == ["a", "b"]
     [req] = server.state.requests
     assert (req.method, req.path) == ("GET", JOBSETS)
-    assert req.query == {"labelSelector": ["app.kubernetes.io/managed-by=accelstack"]}
+    assert req.query == {"labelSelector": ["app.kubernetes.io/managed-by=accelstack"],
+                         "limit": ["500"]}
+
+
+def _patient(server: FakeApiServer) -> Cluster:
+    """A cluster with the default timeout: a list of a thousand JobSets may take the fake
+    more than the 0.5 s the error tests use on a loaded machine (a retry would be counted
+    as a request)."""
+    return Cluster(server.kubeconfig(), retries=3, backoff=0.01)
+
+
+def _paged_requests(server: FakeApiServer) -> list[tuple[str, str | None]]:
+    return [(r.query.get("limit", [""])[0], r.query.get("continue", [None])[0])
+            for r in server.state.requests]
+
+
+def test_every_list_is_read_in_pages_of_500(server: FakeApiServer) -> None:
+    # kubectl's --chunk-size (500): 1,201 JobSets are three requests, each after the last
+    # page's continue token, and the caller gets each once, in order.
+    for i in range(1201):
+        server.state.jobsets[(NS, f"w{i:04d}")] = _jobset(f"w{i:04d}")
+    cluster = _patient(server)
+    pages = [[j["metadata"]["name"] for j in page] for page in cluster.jobset_pages(NS)]
+    assert [len(p) for p in pages] == [500, 500, 201]
+    assert sum(pages, []) == [f"w{i:04d}" for i in range(1201)]
+    sent = _paged_requests(server)
+    assert [limit for limit, _ in sent] == ["500"] * 3
+    assert sent[0][1] is None and all(token for _, token in sent[1:])
+    # The other lists page the same way.
+    server.state.requests.clear()
+    server.state.workloads[NS] = [{"metadata": {"name": f"wl{i}", "namespace": NS}}
+                                  for i in range(501)]
+    server.state.pods[NS] = [{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"p{i}", "namespace": NS, "labels": {"a": "b"}}} for i in range(501)]
+    server.state.clusterqueues = [{"metadata": {"name": f"cq{i}"}} for i in range(501)]
+    assert len(cluster.list_workloads(NS)) == 501
+    assert len(cluster.list_pods(NS, "a=b")) == 501
+    assert len(cluster.list_cluster_queues()) == 501
+    assert [limit for limit, _ in _paged_requests(server)] == ["500"] * 6
+
+
+def test_an_expired_continue_token_lists_again_from_the_start(server: FakeApiServer) -> None:
+    # kube-apiserver's 410 Gone (reason Expired) for a compacted continue token: the list
+    # starts again, and an item already given is not given twice.
+    for i in range(1100):
+        server.state.jobsets[(NS, f"w{i:04d}")] = _jobset(f"w{i:04d}")
+    server.state.expire_continue = 1
+    names = [j["metadata"]["name"] for j in _patient(server).list_jobsets(NS)]
+    assert names == [f"w{i:04d}" for i in range(1100)]
+    statuses = [r.status for r in server.state.requests]
+    assert statuses == [200, 410, 200, 200, 200]
+    assert [token is None for _, token in _paged_requests(server)] == [
+        True, False, True, False, False]
+    # Expired every time: after paging.RESTARTS fresh starts the 410 is the error.
+    server.state.requests.clear()
+    server.state.expire_continue = 10
+    with pytest.raises(KubeError) as info:
+        _patient(server).list_jobsets(NS)
+    assert info.value.status == 410
+    assert "The provided continue parameter is too old" in str(info.value)
+    assert [r.status for r in server.state.requests] == [200, 410] * 4
 
 
 def test_list_workloads_pods_and_events(server: FakeApiServer) -> None:
@@ -130,11 +190,12 @@ def test_list_workloads_pods_and_events(server: FakeApiServer) -> None:
 
     paths = [(r.path, r.query) for r in server.state.requests]
     assert paths == [
-        (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads", {}),
+        (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads", {"limit": ["500"]}),
         (f"/api/v1/namespaces/{NS}/pods",
-         {"labelSelector": ["jobset.sigs.k8s.io/jobset-name=w1"]}),
+         {"labelSelector": ["jobset.sigs.k8s.io/jobset-name=w1"], "limit": ["500"]}),
         (f"/api/v1/namespaces/{NS}/events",
-         {"fieldSelector": ["involvedObject.kind=JobSet,involvedObject.name=w1"]}),
+         {"fieldSelector": ["involvedObject.kind=JobSet,involvedObject.name=w1"],
+          "limit": ["500"]}),
     ]
 
 

@@ -82,11 +82,31 @@ def test_each_workload_namespace_gets_the_roles() -> None:
                            f"global/workloadIdentityPools/my-ml-project.svc.id.goog/subject/ns/"
                            f"{ns}/sa/{ksa}"}
                 for ns in namespaces
-                for role in ("roles/clusterdirector.editor", "roles/logging.logWriter",
+                for role in ("roles/hypercomputecluster.editor", "roles/logging.logWriter",
                              "roles/storage.objectUser")]
     def key(g: dict[str, Any]) -> str:
         return f"{g['member']} {g['role']}"
     assert sorted(grants, key=key) == sorted(expected, key=key)
+
+
+def test_cluster_director_editor_is_the_hypercomputecluster_role() -> None:
+    # Google's IAM roles reference lists Cluster Director Editor as
+    # roles/hypercomputecluster.editor; no roles/clusterdirector.* role exists
+    # (https://cloud.google.com/iam/docs/roles-permissions/hypercomputecluster).
+    roles = {r.inputs["role"] for r in _evaluation().of_type("gcp:projects/iAMMember:IAMMember")
+             if r.name.startswith("mldiagnostics-")}
+    assert "roles/hypercomputecluster.editor" in roles
+    assert not [r for r in roles if r.startswith("roles/clusterdirector.")]
+
+
+def test_the_cluster_director_api_is_enabled_only_with_ml_diagnostics() -> None:
+    # The SDK README's first step; the service name is Google's client libraries'.
+    def enabled(ev: harness.Evaluation) -> set[str]:
+        return {harness._plain(r.inputs)["service"]
+                for r in ev.of_type("gcp:projects/service:Service")}
+    assert "hypercomputecluster.googleapis.com" in enabled(_evaluation())
+    assert "hypercomputecluster.googleapis.com" not in enabled(
+        harness.evaluate(_raw(False), "v6e-plain"))
 
 
 def test_contract_carries_the_flag_and_loads_without_it() -> None:

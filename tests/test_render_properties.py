@@ -48,11 +48,14 @@ def budget(replicas: int, parallelism: int, kind: str) -> int:
     return 63 - len(f"-{rjob}-{replicas - 1}-{parallelism - 1}") - len("-abcde")
 
 
-def name_limit(pool: Any, replicas: int, parallelism: int) -> int:
-    """``budget``, and for a dynamic slice at most 28 characters (xpk's cap on
-    super-slicing workload names: src/xpk/commands/workload.py)."""
+def name_limit(pool: Any, replicas: int, parallelism: int, namespace: str) -> int:
+    """``budget``, and for a dynamic slice what keeps GKE's Slice name within 49: the slice
+    controller names it <namespace>-<Kueue workload>-<pod set>, Kueue's workload being
+    jobset-<name>-<5 hex> and the pod set the replicated job (submit/render/
+    dynamic_slicing.py has the sources)."""
     limit = budget(replicas, parallelism, pool.kind)
-    return min(limit, 28) if pool.slice_topology else limit
+    slice_limit = 49 - len(f"{namespace}-jobset-") - len("-abcde-slice")
+    return min(limit, slice_limit) if pool.slice_topology else limit
 
 
 def _letters(alphabet: str, size: int) -> st.SearchStrategy[str]:
@@ -86,7 +89,8 @@ def workloads(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
         replicas = 1
         args["num_nodes"] = parallelism = draw(
             st.integers(1, pool.slice_count * pool.vms_per_slice))
-    args["workload"] = draw(dns_1035(name_limit(pool, replicas, parallelism)))
+    args["workload"] = draw(dns_1035(name_limit(
+        pool, replicas, parallelism, stack_fixtures.outputs(stack).workload_namespace)))
     env = draw(st.lists(st.tuples(USER_ENV, ENV_VALUE), max_size=5))
     args["env"] = [f"{k}={v}" for k, v in env]
     codes = draw(st.sets(st.integers(1, 255), max_size=6))
@@ -241,7 +245,8 @@ def pool_counts(draw: st.DrawFn) -> tuple[str, dict[str, Any], int]:
     if pool.kind == "tpu":
         # Multislice needs multi-host slices (GKE's Multislice page).
         n = draw(st.integers(1, pool.slice_count if pool.vms_per_slice > 1 else 1))
-        return stack, {"num_slices": n}, name_limit(pool, n, pool.vms_per_slice)
+        return stack, {"num_slices": n}, name_limit(
+            pool, n, pool.vms_per_slice, stack_fixtures.outputs(stack).workload_namespace)
     n = draw(st.integers(1, pool.slice_count * pool.vms_per_slice))
     return stack, {"num_nodes": n}, budget(1, n, pool.kind)
 

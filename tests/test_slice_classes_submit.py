@@ -211,7 +211,8 @@ def test_describe_names_each_step_of_a_class_workload(outputs: Path,
     assert "  slice 1: node pool nap-b (spot)\n" in result.stdout
     assert _verdict(result) == "admitted: pods are starting or running"
     nodes = [r for r in st.requests if r.path == "/api/v1/nodes"]
-    assert nodes[-1].query == {"labelSelector": ["cloud.google.com/compute-class=burst"]}
+    assert nodes[-1].query == {"labelSelector": ["cloud.google.com/compute-class=burst"],
+                               "limit": ["500"]}  # a list, read in pages
 
     # `list` shows where the running slices came from
     result = run(outputs, "list", "-o", "json")

@@ -1,7 +1,7 @@
 """What a stack costs: the dated price table (prices.yaml, read by table.py), the pure
 pricing of a stack's desired state (price.py) and of a `submit run` (run.py), and the
 maintainer's refresh of the table from the Cloud Billing Catalog API (refresh.py, the
-one module that may reach that API, through the optional `google-cloud-billing` client).
+one module that may reach that API, through its REST surface with requests and google-auth).
 
 A price that is not in the table is unknown, never zero.
 

@@ -13,8 +13,15 @@ Preemptible E2 Instance Ram running in ..."). TPU and GPU SKUs are not matched: 
 found gives their descriptions, so their entries are left as they are (docs/limits.md).
 
 ``pricing`` is pure (recorded SKUs in, table entries out; tests/test_cost_refresh.py); only
-``fetch`` reaches the API, through the optional ``google-cloud-billing`` client
-(``pip install accelstack[prices]``), and only when the command runs without ``--skus``.
+``fetch`` reaches the API, and only when the command runs without ``--skus``. It calls the
+API's REST surface (v1, https://cloud.google.com/billing/reference/rest/v1/services/list
+and .../services.skus/list: ``GET /v1/services`` and ``GET /v1/services/SERVICE_ID/skus``,
+each answering a page of ``services`` or ``skus`` and a ``nextPageToken`` that is empty on
+the last page, ``pageSize`` 5000 by default) with ``requests`` and ``google-auth``'s
+Application Default Credentials, both already the project's dependencies: Google's
+``google-cloud-billing`` client needs a protobuf that pulumi-policy's pin excludes, so the
+two could not share the README's environment (issue 42). ``fetch`` finds Compute Engine in
+``services.list`` by its display name and checks its id.
 """
 
 from __future__ import annotations
@@ -149,17 +156,80 @@ def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:
     return str(entry["item"]), str(entry["region"]), str(entry["mode"])
 
 
-def fetch(service: str = SERVICE) -> list[dict[str, Any]]:  # pragma: no cover - network
-    """Every SKU of ``service`` from the Cloud Billing Catalog API, as the REST API shapes
-    them (camelCase); needs `google-cloud-billing` and Application Default Credentials."""
+ENDPOINT = "https://cloudbilling.googleapis.com"  # the Cloud Billing API's service endpoint
+# The read-only scope services.list and services.skus.list accept (their "Authorization
+# scopes": cloud-platform, cloud-billing or cloud-billing.readonly).
+SCOPE = "https://www.googleapis.com/auth/cloud-billing.readonly"
+COMPUTE = "Compute Engine"  # the service's displayName in services.list
+PAGE_SIZE = 5000  # the API's default and the most it documents for a page
+MAX_PAGES = 1000  # a bound on a list that never ends (Compute Engine has a few pages)
+TIMEOUT = 60.0
+
+
+class CatalogError(Exception):
+    """The Catalog API could not be read; the message says why, on one line."""
+
+
+def _session() -> Any:
+    """A requests session that adds Application Default Credentials' token (their token
+    endpoint is the credentials' own: a test's service-account file names a loopback one)."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+    from google.auth.transport.requests import AuthorizedSession
+
     try:
-        from google.cloud import billing_v1  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise SystemExit("accelstack-prices: the refresh needs google-cloud-billing: "
-                         "pip install 'accelstack[prices]' (or pass --skus FILE)") from None
-    client = billing_v1.CloudCatalogClient()
-    return [type(sku).to_dict(sku, preserving_proto_field_name=False)
-            for sku in client.list_skus(parent=service)]
+        credentials, _ = google.auth.default(scopes=[SCOPE])
+    except DefaultCredentialsError as e:
+        raise CatalogError(f"no Application Default Credentials ({str(e).splitlines()[0]}); "
+                           "run `gcloud auth application-default login`") from None
+    return AuthorizedSession(credentials)  # type: ignore[no-untyped-call]
+
+
+def _pages(session: Any, url: str, key: str, params: Mapping[str, str]
+           ) -> Iterable[dict[str, Any]]:
+    """Every item of a paged list (``key``: services or skus), following nextPageToken."""
+    import requests
+    from google.auth.exceptions import GoogleAuthError
+
+    token = ""
+    for _ in range(MAX_PAGES):
+        query = {**params, "pageSize": str(PAGE_SIZE), **({"pageToken": token} if token else {})}
+        try:
+            answer = session.get(url, params=query, timeout=TIMEOUT)
+        except (requests.RequestException, GoogleAuthError) as e:
+            raise CatalogError(f"GET {url}: {e.__class__.__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''}") from None
+        try:
+            body = answer.json()
+        except ValueError:
+            body = None
+        if answer.status_code != 200 or not isinstance(body, dict):
+            # Google APIs answer an error as {"error": {"code", "message", "status"}}
+            # (https://cloud.google.com/apis/design/errors#http_mapping).
+            error = (body or {}).get("error") if isinstance(body, dict) else None
+            why = (f"{error.get('status', '')}: {error.get('message', '')}"
+                   if isinstance(error, dict) else "no JSON object")
+            raise CatalogError(f"GET {url}: {answer.status_code} {why}".splitlines()[0])
+        yield from body.get(key) or []
+        token = str(body.get("nextPageToken") or "")
+        if not token:
+            return
+    raise CatalogError(f"GET {url}: more than {MAX_PAGES} pages")
+
+
+def fetch(endpoint: str = ENDPOINT) -> list[dict[str, Any]]:
+    """Every Compute Engine SKU from the Cloud Billing Catalog API, as its REST API shapes
+    them (camelCase), priced in USD."""
+    session = _session()
+    base = endpoint.rstrip("/")
+    found = next((svc for svc in _pages(session, f"{base}/v1/services", "services", {})
+                  if svc.get("displayName") == COMPUTE), None)
+    if found is None:
+        raise CatalogError(f"services.list has no service named {COMPUTE!r}")
+    if found.get("name") != SERVICE:
+        raise CatalogError(f"{COMPUTE} is {found.get('name')!r} in the Catalog, not "
+                           f"{SERVICE!r}: update infra/cost/refresh.py SERVICE")
+    return list(_pages(session, f"{base}/v1/{SERVICE}/skus", "skus", {"currencyCode": "USD"}))
 
 
 def _read_skus(files: Sequence[str]) -> list[dict[str, Any]]:
@@ -197,8 +267,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--table", default=str(TABLE_FILE), metavar="FILE")
     r.add_argument("--write", action="store_true",
                    help="Write the table (default: print it to stdout).")
+    r.add_argument("--endpoint", default=ENDPOINT, metavar="URL",
+                   help="The Cloud Billing API's endpoint (a test serves one on loopback).")
     args = ap.parse_args(argv)
-    skus = _read_skus(args.skus) if args.skus else fetch()
+    try:
+        skus = _read_skus(args.skus) if args.skus else fetch(args.endpoint)
+    except CatalogError as e:
+        print(f"accelstack-prices: the Cloud Billing Catalog API: {e}", file=sys.stderr)
+        return 1
     entries, missing = pricing(skus, wanted(Path(args.stacks)))
     for line in missing:
         print(f"accelstack-prices: not priced: {line}", file=sys.stderr)

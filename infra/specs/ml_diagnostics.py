@@ -12,11 +12,24 @@ README.md, "Configure GKE Cluster": cert-manager v1.13.0 from https://charts.jet
 installCRDs=true and global.leaderElection.namespace=cert-manager; the webhook 0.23.0 and the
 operator 0.21.0, the version it gives for JAX 0.9 and later, in namespace gke-mldiagnostics).
 
-The workload's Google identity needs roles/clusterdirector.editor (create and manage its
+The workload's Google identity needs Cluster Director Editor (create and manage its
 machine-learning runs), roles/logging.logWriter (logs and metrics) and
 roles/storage.objectUser (profiles in the run's bucket), on the project (same README, "IAM
 Permissions"). Jobs reach Google as their namespace's Kubernetes service account (Workload
 Identity Federation for GKE, infra/specs/storage.py), so each namespace's account gets them.
+Cluster Director Editor's role ID is ``roles/hypercomputecluster.editor`` (its permissions
+``hypercomputecluster.machineLearningRuns.*``, ...): Google's IAM roles reference,
+https://cloud.google.com/iam/docs/roles-permissions/hypercomputecluster. There is no
+``roles/clusterdirector.*`` role, so granting one fails at ``pulumi up``.
+
+The SDK's README says to enable the Cluster Director API first. Its service name is
+``hypercomputecluster.googleapis.com``: Google's API client libraries name it
+(googleapis/google-cloud-node packages/google-cloud-hypercomputecluster/README.md, the
+"enable the API" link ``apiid=hypercomputecluster.googleapis.com``; the googleapis Dart
+client ``hypercomputecluster_v1`` "Cluster Director API", root URL
+https://hypercomputecluster.googleapis.com/), and the SDK's own control-plane client calls
+``https://hypercomputecluster.googleapis.com/v1alpha/projects/.../machineLearningRuns``.
+``infra.specs.services`` enables it with the stack's other APIs when this is on.
 """
 
 from __future__ import annotations
@@ -34,7 +47,14 @@ OPERATOR_VERSION = "0.21.0"
 CERT_MANAGER_REPOSITORY = "https://charts.jetstack.io"
 CERT_MANAGER_VERSION = "v1.13.0"
 CERT_MANAGER_NAMESPACE = "cert-manager"
-ROLES = ("roles/clusterdirector.editor", "roles/logging.logWriter", "roles/storage.objectUser")
+ROLES = ("roles/hypercomputecluster.editor", "roles/logging.logWriter",
+         "roles/storage.objectUser")
+CLUSTER_DIRECTOR_API = "hypercomputecluster.googleapis.com"
+
+
+def services(cfg: StackConfig) -> list[str]:
+    """The APIs ML Diagnostics needs in the stack's project (the Cluster Director API)."""
+    return [CLUSTER_DIRECTOR_API] if cfg.ml_diagnostics else []
 
 
 @record

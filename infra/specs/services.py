@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.record import record
+from infra.specs import ml_diagnostics as ml_diagnostics_spec
 from infra.specs import storage as storage_spec
 from infra.config.stack import StackConfig
 
@@ -78,6 +79,8 @@ def apis(cfg: StackConfig) -> list[Api]:
         names.append(VERTEX_AI)
     if cfg.observability.dashboard or cfg.observability.alerts.enabled:
         names.append(MONITORING)
+    # ML Diagnostics' runs are Cluster Director resources (infra/specs/ml_diagnostics.py).
+    names += ml_diagnostics_spec.services(cfg)
     unique = list(dict.fromkeys(names))
     return [Api(cfg.project, s) for s in unique] + other
 

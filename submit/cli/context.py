@@ -15,6 +15,9 @@ from submit.render.spec import SpecError
 
 EXIT_FAILED = 3  # `wait`: the workload failed
 EXIT_TIMEOUT = 4  # `wait`: the timeout passed first
+# `fleet view`: no cluster of the fleet answered (the view still says why, per cluster);
+# the exit of a command the cluster's answer failed (docs/fleets.md).
+EXIT_UNREACHABLE = 1
 
 
 @contextmanager

@@ -148,7 +148,7 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     record = load_record(ctx, name, ns)
-    rows = trial_states(ctx, name, ns, record)
+    rows = trial_states(ctx, name, ns, record, links=True)
     if fmt != "table":
         by_state: dict[str, int] = {}
         for r in rows:
@@ -160,7 +160,7 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
                           "admission": r["admission"], "restarts": r.get("restarts"),
                           "message": r.get("message") or None,
                           "parameters": r["parameters"],
-                          "links": _links(ctx, r)} for r in rows]}, fmt)
+                          "links": r["links"]} for r in rows]}, fmt)
         return
     click.echo(f"Experiment:   {name}")
     if record.get("description"):
@@ -179,22 +179,11 @@ def describe(ctx: Context, name: str, namespace: str | None, fmt: str = "table")
         if r.get("message"):
             click.echo(f"{r['trial']} failed: {r['message']}")
     for r in rows:
-        found = _links(ctx, r)
+        found = r["links"]
         if found is not None:
             from submit.render.diagnostics import links  # late: describe only
 
             click.echo("\n".join([f"{r['trial']}:"] + links.describe_lines(found)[1:]))
-
-
-def _links(ctx: Context, row: dict[str, Any]) -> dict[str, Any] | None:
-    """A trial's Cloud Console links (None: its JobSet is gone), docs/diagnostics.md."""
-    if row.get("jobset") is None:
-        return None
-    from submit.render.diagnostics import links  # late: describe only
-    from submit.render.dashboard_link import with_dashboard
-
-    return with_dashboard(links.links(ctx.outputs.cluster, row["jobset"]), ctx.outputs,
-                          row["jobset"])
 
 
 @experiment.command("delete")

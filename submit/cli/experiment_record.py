@@ -53,24 +53,40 @@ def load_record(ctx: Context, name: str, ns: str) -> dict[str, Any]:
     return data
 
 
-def trial_states(ctx: Context, name: str, ns: str, record: dict[str, Any]
-                 ) -> list[dict[str, Any]]:
+def trial_states(ctx: Context, name: str, ns: str, record: dict[str, Any],
+                 links: bool = False) -> list[dict[str, Any]]:
+    """Each trial of the record, in its order: its state, admission, restarts and message
+    (and with ``links`` its Cloud Console links). The trials' JobSets are read a page at a
+    time and dropped once their rows are made (submit/cli/listing.py), so 10,000 trials are
+    never 10,000 JobSets in memory."""
+    from submit.cli import listing
+
     cluster = ctx.cluster
-    found = kube_call(lambda: cluster.list_jobsets(ns, f"{ex.EXPERIMENT}={name}"))
-    kueue = kube_call(lambda: cluster.list_workloads(ns))
-    by_name = {j["metadata"]["name"]: j for j in found}
+    kueue = listing.kueue_index(cluster, ns)
+    found: dict[str, dict[str, Any]] = {}
+    for page in listing.pages(cluster.jobset_pages(ns, f"{ex.EXPERIMENT}={name}")):
+        for js in page:
+            s = api.status_of(js, listing.owned(kueue, js))
+            found[js["metadata"]["name"]] = {
+                "state": s.state, "admission": s.admission, "restarts": s.restarts,
+                "message": s.message, "links": _links(ctx, js) if links else None}
     rows = []
     for t in record.get("trials", []):
-        js = by_name.get(t["name"])
-        if js is None:
+        row = found.get(t["name"])
+        if row is None:
             rows.append({"trial": t["name"], "state": "Deleted", "admission": "-",
-                         "parameters": t["parameters"]})
+                         "parameters": t["parameters"], "links": None})
             continue
-        s = api.status_of(js, kueue)
-        rows.append({"trial": t["name"], "state": s.state, "admission": s.admission,
-                     "restarts": s.restarts, "message": s.message,
-                     "parameters": t["parameters"], "jobset": js})
+        rows.append({"trial": t["name"], **row, "parameters": t["parameters"]})
     return rows
+
+
+def _links(ctx: Context, js: dict[str, Any]) -> dict[str, Any]:
+    """A trial's Cloud Console links (docs/diagnostics.md)."""
+    from submit.render.dashboard_link import with_dashboard
+    from submit.render.diagnostics import links  # late: describe only
+
+    return with_dashboard(links.links(ctx.outputs.cluster, js), ctx.outputs, js)
 
 
 def counts(rows: list[dict[str, Any]]) -> str:

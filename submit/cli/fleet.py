@@ -5,18 +5,26 @@ the fleet's namespaces; on the manager also its MultiKueueClusters and Admission
 prints one table: each cluster, its role and region, its queues, chips per flavor (nominal,
 used, free), its workloads by state, and for a worker what the manager's MultiKueue says of
 it (Active or why not) beside what the user's own read found. A cluster that does not answer
-(in --timeout) is a row saying so; the others are still shown. Reads only; the kubeconfigs
-come from the fleet's outputs (docs/fleets.md).
+(in --timeout) is a row saying so; the others are still shown, and when none answers the
+command exits EXIT_UNREACHABLE (1) after the view. Reads only; the kubeconfigs come from the
+fleet's outputs (docs/fleets.md).
+
+The table fits 100 columns: one line per cluster (its state and workload counts), one per
+accelerator flavor (its chips), and below them the free texts (queues, why a cluster did
+not answer, what the manager sees when it is not `active`), each wrapped at 100. `-o json`
+and `-o yaml` keep one row per cluster and flavor with every field.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
+import textwrap
 from typing import Any, Callable
 
 import click
 
-from submit.cli.context import Context, pass_ctx
+from submit.cli.context import EXIT_UNREACHABLE, Context, pass_ctx
 from submit.cli.options import Duration, stack_group_options, stack_options, table_output_option
 
 
@@ -77,6 +85,48 @@ def _maintenance(cluster: Any) -> str:
     return maintenance.summary(nodes, plane)
 
 
+WIDTH = 100  # the view's lines, for an 100-column terminal
+CLUSTER_COLUMNS = (("CLUSTER", "cluster"), ("ROLE", "role"), ("REGION", "region"),
+                   ("VIA", "via"), ("STATUS", "state"), ("PENDING", "pending"),
+                   ("ADMITTED", "admitted"), ("FINISHED", "finished"),
+                   ("MANAGER SEES", "seen"))
+FLAVOR_COLUMNS = (("CLUSTER", "cluster"), ("FLAVOR", "flavor"), ("NOMINAL", "nominal"),
+                  ("USED", "used"), ("FREE", "free"))
+
+
+def view_text(rows: list[dict[str, Any]]) -> str:
+    """The view as people read it: the clusters, their flavors' chips, then the notes."""
+    from submit.cli.output import table
+    from submit.state import fleet as fl
+
+    clusters: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        clusters.setdefault(r["cluster"], r)
+    lines: list[str] = []
+    notes: list[str] = []
+    shown = []
+    for name, r in clusters.items():
+        status, seen = str(r["status"]), r.get("manager_view")
+        down = status.startswith(fl.UNREACHABLE)
+        short = (None if seen is None else seen if seen == "active" else
+                 "unknown" if seen.startswith("unknown") else "not active")
+        shown.append({**r, "state": fl.UNREACHABLE if down else status, "seen": short})
+        notes.append(f"{name}: queues {r['queues'] or '-'}")
+        if r.get("maintenance") not in (None, "none"):  # submit/state/maintenance.py
+            notes.append(f"{name}: maintenance: {r['maintenance']}")
+        if down:
+            notes.append(f"{name}: {status}")
+        if short not in (None, "active"):
+            notes.append(f"{name}: the manager sees: {seen}")
+    lines.append(table(shown, CLUSTER_COLUMNS))
+    flavors = [r for r in rows if r.get("flavor") is not None]
+    if flavors:
+        lines.append("\n" + table(flavors, FLAVOR_COLUMNS))
+    lines.append("\n" + "".join(textwrap.fill(n, WIDTH, subsequent_indent="    ") + "\n"
+                                for n in notes))
+    return "".join(lines)
+
+
 def _problem(e: Exception) -> str:
     return e.message if isinstance(e, click.ClickException) else str(e)
 
@@ -135,5 +185,10 @@ def view(ctx: Context, fmt: str, timeout: float) -> None:
                 w.name, "worker", w.region, queues, got["cqs"], got["workloads"],
                 w.manager_via)]
         rows += [{**r, "manager_view": seen} for r in worker_rows]
-    emit([{"manager_view": None, "maintenance": None, **r} for r in rows], fmt,
-         (*fl.VIEW_COLUMNS, ("MAINTENANCE", "maintenance")))
+    rows = [{"manager_view": None, "maintenance": None, **r} for r in rows]
+    if fmt == "table":
+        click.echo(view_text(rows), nl=False)
+    else:
+        emit(rows, fmt)
+    if all(str(r["status"]).startswith(fl.UNREACHABLE) for r in rows):
+        sys.exit(EXIT_UNREACHABLE)  # the view said why, cluster by cluster

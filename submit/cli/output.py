@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import click
 import yaml
@@ -179,3 +179,27 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]) ->
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     return "\n".join(lines) + "\n"
+
+
+def emit_pages(pages: Iterable[list[dict[str, Any]]], fmt: str,
+               columns: Sequence[tuple[str, str]]) -> int:
+    """Print rows that come a page at a time (submit/cli/listing.py): a table prints each
+    page as it comes, as `kubectl get` prints each chunk, its columns as wide as the widest
+    cell so far (a later, wider page widens them from there on); JSON and YAML are one
+    document, printed at the end. The number of rows printed."""
+    if fmt != "table":
+        rows = [r for page in pages for r in page]
+        emit(rows, fmt, columns)
+        return len(rows)
+    widths = [len(h) for h, _ in columns]
+    count = 0
+    for page in pages:
+        cells = [[_cell(r.get(k)) for _, k in columns] for r in page]
+        widths = [max([widths[i]] + [len(c[i]) for c in cells]) for i in range(len(columns))]
+        lines = [] if count else ["  ".join(h.ljust(w) for (h, _), w in zip(columns, widths))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in cells]
+        click.echo("".join(line.rstrip() + "\n" for line in lines), nl=False)
+        count += len(page)
+    if not count:
+        click.echo("  ".join(h for h, _ in columns))
+    return count

@@ -29,33 +29,46 @@ def list_cmd(ctx: Context, namespace: str | None, fmt: str) -> None:
         sp.check_namespace(namespace)
     ns = namespace or ctx.outputs.workload_namespace
     cluster = ctx.cluster
-    jobsets = kube_call(lambda: cluster.list_jobsets(ns, "app.kubernetes.io/managed-by=accelstack"))
-    kueue = kube_call(lambda: cluster.list_workloads(ns))
-    rows = [st.summary(js, kueue, now=time.time()) for js in jobsets]
-    _add_sources(ctx, cluster, ns, jobsets, rows)
-    from submit.cli.output import emit
+    from submit.cli import listing
+    from submit.cli.output import emit_pages
 
+    # The Kueue workloads as a small index, then the JobSets a page at a time, each page's
+    # rows printed as it comes (submit/cli/listing.py).
+    kueue = listing.kueue_index(cluster, ns)
     columns: tuple[tuple[str, str], ...] = (st.LIST_COLUMNS[:3] + (("SOURCE", "source"),)
                                            + st.LIST_COLUMNS[3:])
-    if ctx.outputs.fleet is not None:
-        from submit.state import fleet as fl
+    fleet = ctx.outputs.fleet is not None
+    if fleet:
+        columns = columns + (("WORKER", "worker"),)  # the worker MultiKueue dispatched it to
+    nodes: list[Any] = []  # read once, for the first workload on a slice class
 
-        # A fleet: the worker MultiKueue dispatched each workload to.
-        for js, row in zip(jobsets, rows):
-            row["worker"] = fl.worker(st.kueue_workload(js, kueue))
-        columns = columns + (("WORKER", "worker"),)
-    emit(rows, fmt, columns)
+    def rows(jobsets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        found = [st.summary(js, listing.owned(kueue, js), now=time.time()) for js in jobsets]
+        _add_sources(ctx, cluster, ns, jobsets, found, nodes)
+        if fleet:
+            from submit.state import fleet as fl
+
+            for js, row in zip(jobsets, found):
+                row["worker"] = fl.worker(st.kueue_workload(js, listing.owned(kueue, js)))
+        return found
+
+    emit_pages(listing.mapped(cluster.jobset_pages(
+        ns, "app.kubernetes.io/managed-by=accelstack"), rows), fmt, columns)
 
 
 def _add_sources(ctx: Context, cluster: Any, ns: str, jobsets: list[dict[str, Any]],
-                 rows: list[dict[str, Any]]) -> None:
-    """Each row's capacity source; the nodes and pods are read only for class workloads."""
+                 rows: list[dict[str, Any]], read: list[Any] | None = None) -> None:
+    """Each row's capacity source; the nodes and pods are read only for class workloads
+    (the nodes once: ``read`` keeps them across a list's pages)."""
     from submit.state import capacity
 
     outputs = ctx.outputs
     on_class = [js for js in jobsets
                 if getattr(capacity.pool_entry(js, outputs), "compute_class", None)]
-    nodes = _nodes(cluster, capacity.CLASS_NODES) if on_class else []
+    read = [] if read is None else read
+    if on_class and not read:
+        read.append(_nodes(cluster, capacity.CLASS_NODES))
+    nodes = read[0] if on_class else []
     for js, row in zip(jobsets, rows):
         pods: list[dict[str, Any]] = []
         if js in on_class:

@@ -9,7 +9,6 @@ from typing import Any, Iterable
 from submit.cluster.kube import Cluster
 from submit.cluster.kube_http import NotFound
 
-RESOURCE_FLAVORS = ("kueue.x-k8s.io", "v1beta2", "resourceflavors")
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 
 
@@ -26,9 +25,7 @@ def read(cluster: Cluster, pools: Iterable[str], namespaces: Iterable[str]) -> d
         jobsets += cluster.list_jobsets(ns)
         workloads += cluster.list_workloads(ns)
     try:
-        answer = cluster._json("list Kueue ResourceFlavors",  # noqa: SLF001 (same seam)
-                               cluster.custom.list_cluster_custom_object, *RESOURCE_FLAVORS)
-        flavors = list(answer.get("items") or [])
+        flavors = cluster.list_resource_flavors()
     except NotFound:
         flavors = []  # Kueue not installed: nothing is admitted by it
     return {"nodes": nodes, "pods": pods, "jobsets": jobsets, "workloads": workloads,

@@ -6,7 +6,8 @@ turns every failure into a KubeError whose message says what happened and what t
 Transient faults (429, 5xx, dropped connections) are retried a bounded number of times by
 urllib3's ``Retry`` (the HTTP library under the Kubernetes client), with exponential backoff
 and the server's Retry-After honoured up to a cap.
-The client is imported on first use, so rendering and --dry-run never load it.
+The client is imported on first use, so rendering and --dry-run never load it; it is made
+from the kubeconfig in kube_client.py. Every list is read in pages (paging.py).
 
 The kubeconfig holds credentials (tokens, client keys and certificates), so no message
 here ever quotes it: a kubeconfig that does not parse is reported by line and column only,
@@ -17,15 +18,11 @@ before it leaves this module (a proxy or webhook may echo a request's headers).
 from __future__ import annotations
 
 import json
-import logging
-import shutil
 from typing import Any, Callable, Iterator, TypeVar
 
-import yaml
-
-from submit.cluster.kube_http import (RETRY_AFTER_MAX, Collect, KubeError, NotFound, error,
-                                      retry_policy)
-from submit.cluster.redact import BEARER, REDACTED, credentials, server_message, yaml_problem
+from submit.cluster import kube_client, paging
+from submit.cluster.kube_http import RETRY_AFTER_MAX, KubeError, NotFound, error
+from submit.cluster.redact import server_message
 
 __all__ = ["RETRY_AFTER_MAX", "Cluster", "KubeError", "NotFound"]
 
@@ -45,14 +42,8 @@ KUEUE = ("kueue.x-k8s.io", "v1beta2")
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 RETRIES = 3
 TIMEOUT = 30.0
-AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
 T = TypeVar("T")
-
-
-def _items(answer: dict[str, Any]) -> list[dict[str, Any]]:
-    """A list answer's items."""
-    return [dict(item) for item in answer.get("items") or []]
 
 
 class Cluster:
@@ -63,62 +54,18 @@ class Cluster:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
-        self._secrets: list[str] = []
-        try:
-            config = yaml.safe_load(kubeconfig)
-        except yaml.YAMLError as e:
-            raise KubeError(f"the stack's kubeconfig is not YAML ({yaml_problem(e)}; its "
-                            "content is not shown: it holds credentials)") from None
-        if not isinstance(config, dict) or not config.get("clusters"):
-            raise KubeError("the stack's outputs hold no usable kubeconfig (an offline preview "
-                            "has none: run `pulumi up` first, then read the stack's outputs)")
-        # Longest first, so a secret containing another is scrubbed whole.
-        self._secrets = sorted(set(credentials(config)), key=len, reverse=True)
-        users = config.get("users")
-        for user in users if isinstance(users, list) else []:
-            spec = user.get("user") if isinstance(user, dict) else None
-            exec_ = spec.get("exec") if isinstance(spec, dict) else None
-            cmd = exec_.get("command") if isinstance(exec_, dict) else None
-            if isinstance(cmd, str) and cmd and shutil.which(cmd) is None:
-                hint = (" (gcloud components install gke-gcloud-auth-plugin)"
-                        if cmd == AUTH_PLUGIN else "")
-                raise KubeError(f"{cmd} is not on PATH; the kubeconfig needs it to "
-                                f"authenticate{hint}")
-        from kubernetes import client, config as kconfig
-
         self.api: Any
-        self.core: Any
-        self.custom: Any
+        self.api, self._secrets = kube_client.make(kubeconfig, retries, backoff)
+        from kubernetes import client
 
-        # The client runs the exec plugin while loading, and only logs its failure (and the
-        # root logger's default handler would print it as is): collect it, say it once.
-        plugin_errors = Collect()
-        logging.getLogger().addHandler(plugin_errors)
-        try:
-            configuration = client.Configuration()
-            kconfig.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
-                config, client_configuration=configuration)
-            configuration.retries = retry_policy(retries, backoff)
-            self.api = client.ApiClient(configuration)
-        except Exception as e:  # the client raises ConfigException and plain errors alike
-            raise KubeError(self.scrub(f"cannot use the stack's kubeconfig: {e}")) from None
-        finally:
-            logging.getLogger().removeHandler(plugin_errors)
-        if plugin_errors.messages:
-            detail = " ".join(" ".join(plugin_errors.messages).split())
-            raise KubeError(self.scrub(
-                f"the kubeconfig's credential plugin failed ({detail}); run `gcloud auth "
-                "login` (and check the plugin with `gke-gcloud-auth-plugin --version`)"))
-        self.core = client.CoreV1Api(self.api)
-        self.custom = client.CustomObjectsApi(self.api)
+        self.core: Any = client.CoreV1Api(self.api)
+        self.custom: Any = client.CustomObjectsApi(self.api)
 
     # -- error handling -----------------------------------------------------------------
 
     def scrub(self, message: str) -> str:
         """``message`` without the kubeconfig's credentials or any bearer token."""
-        for secret in self._secrets:
-            message = message.replace(secret, REDACTED)
-        return BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", message)
+        return kube_client.scrub(message, self._secrets)
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """``fn``'s answer, or the KubeError saying why not: urllib3 has already retried
@@ -170,6 +117,25 @@ class Cluster:
                                                  **kwargs))
         return dict(self.api.sanitize_for_serialization(result))
 
+    def _pages(self, what: str, read: Callable[..., dict[str, Any]], method: Callable[..., Any],
+               *args: Any, **kwargs: Any) -> Iterator[list[dict[str, Any]]]:
+        """A list in pages (``limit``, ``continue``; submit/cluster/paging.py); ``read``:
+        ``self._json`` (custom objects) or ``self._model`` (core kinds)."""
+        def fetch(limit: int, token: str | None) -> dict[str, Any]:
+            more = {"_continue": token} if token else {}
+            return read(what, method, *args, limit=limit, **more, **kwargs)
+        return paging.pages(fetch)
+
+    def _custom(self, what: str, gvr: tuple[str, str, str], namespace: str | None = None,
+                **kwargs: Any) -> Iterator[list[dict[str, Any]]]:
+        """Custom objects in pages, of a namespace or (None) cluster-scoped."""
+        group, version, plural = gvr
+        if namespace is None:
+            return self._pages(what, self._json, self.custom.list_cluster_custom_object,
+                               group, version, plural, **kwargs)
+        return self._pages(what, self._json, self.custom.list_namespaced_custom_object,
+                           group, version, namespace, plural, **kwargs)
+
     # -- operations ---------------------------------------------------------------------
 
     def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -210,14 +176,17 @@ class Cluster:
             return None
 
     def list_config_maps(self, namespace: str, selector: str) -> list[dict[str, Any]]:
-        return _items(self._model(f"list ConfigMaps in {namespace}",
-                                  self.core.list_namespaced_config_map, namespace,
-                                  label_selector=selector))
+        return paging.flat(self._pages(f"list ConfigMaps in {namespace}", self._model,
+                                       self.core.list_namespaced_config_map, namespace,
+                                       label_selector=selector))
+
+    def jobset_pages(self, namespace: str, selector: str | None = None
+                     ) -> Iterator[list[dict[str, Any]]]:
+        return self._custom(f"list JobSets in {namespace}", JOBSET, namespace,
+                            label_selector=selector)
 
     def list_jobsets(self, namespace: str, selector: str | None = None) -> list[dict[str, Any]]:
-        return _items(self._json(f"list JobSets in {namespace}",
-                                 self.custom.list_namespaced_custom_object, *JOBSET[:2],
-                                 namespace, JOBSET[2], label_selector=selector))
+        return paging.flat(self.jobset_pages(namespace, selector))
 
     def list_jobset(self, namespace: str, name: str) -> tuple[dict[str, Any] | None, str]:
         """One JobSet by a list with a field selector (None when there is none), and the
@@ -225,9 +194,9 @@ class Cluster:
         result = self._json(f"list JobSets in {namespace}",
                             self.custom.list_namespaced_custom_object, *JOBSET[:2], namespace,
                             JOBSET[2], field_selector=f"metadata.name={name}")
-        items = _items(result)
+        items = result.get("items") or []
         version = (result.get("metadata") or {}).get("resourceVersion") or ""
-        return (items[0] if items else None), str(version)
+        return (dict(items[0]) if items else None), str(version)
 
     def watch_jobset(self, namespace: str, name: str, resource_version: str,
                      seconds: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -253,10 +222,11 @@ class Cluster:
         finally:
             stream.close()
 
+    def workload_pages(self, namespace: str) -> Iterator[list[dict[str, Any]]]:
+        return self._custom(f"list Kueue workloads in {namespace}", WORKLOAD, namespace)
+
     def list_workloads(self, namespace: str) -> list[dict[str, Any]]:
-        return _items(self._json(f"list Kueue workloads in {namespace}",
-                                 self.custom.list_namespaced_custom_object, *WORKLOAD[:2],
-                                 namespace, WORKLOAD[2]))
+        return paging.flat(self.workload_pages(namespace))
 
     def delete_jobset(self, namespace: str, name: str) -> dict[str, Any]:
         """The API server's answer: the JobSet, marked for deletion, while the garbage
@@ -294,12 +264,14 @@ class Cluster:
             return None
 
     def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
-        return _items(self._model(f"list pods in {namespace}", self.core.list_namespaced_pod,
-                                  namespace, label_selector=selector))
+        return paging.flat(self._pages(f"list pods in {namespace}", self._model,
+                                       self.core.list_namespaced_pod, namespace,
+                                       label_selector=selector))
 
     def list_nodes(self, selector: str) -> list[dict[str, Any]]:
         """Nodes with these labels (where a workload's slices run and from which capacity)."""
-        return _items(self._model("list nodes", self.core.list_node, label_selector=selector))
+        return paging.flat(self._pages("list nodes", self._model, self.core.list_node,
+                                       label_selector=selector))
 
     def node_versions(self, selector: str) -> list[str] | None:
         """The kubelet versions (``v1.33.5-gke.1080000``) of the nodes ``selector`` picks, or
@@ -316,9 +288,9 @@ class Cluster:
 
     def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
-        return _items(self._model(f"list events of {kind} {name}",
-                                  self.core.list_namespaced_event, namespace,
-                                  field_selector=selector))
+        return paging.flat(self._pages(f"list events of {kind} {name}", self._model,
+                                       self.core.list_namespaced_event, namespace,
+                                       field_selector=selector))
 
     def logs(self, namespace: str, pod: str, container: str, follow: bool = False,
              tail: int | None = None) -> Iterator[str]:
@@ -341,7 +313,6 @@ class Cluster:
         if buf:
             yield buf.decode("utf-8", "replace")
 
-
     # -- Kueue queues and the visibility API (describe, `workload queue`) ----------------
 
     def get_local_queue(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -356,17 +327,14 @@ class Cluster:
         """GKE's Slices; None when the cluster does not serve them (404: no slice
         controller) or the account may not list them (403)."""
         try:
-            result = self._call("list Slices", lambda: self.custom.list_cluster_custom_object(
-                *SLICE, _request_timeout=self.timeout))
+            return paging.flat(self._custom("list Slices", SLICE))
         except KubeError as e:
             if e.status in (403, 404):
                 return None
             raise
-        return list(result.get("items", []))
 
     def list_cluster_queues(self) -> list[dict[str, Any]]:
-        return _items(self._json("list ClusterQueues", self.custom.list_cluster_custom_object,
-                                 *KUEUE, "clusterqueues"))
+        return paging.flat(self._custom("list ClusterQueues", (*KUEUE, "clusterqueues")))
 
     def pending_workloads(self, path: str) -> list[dict[str, Any]] | None:
         """Items of a pendingworkloads summary (``path``: ``clusterqueues/CQ`` or
@@ -391,23 +359,17 @@ class Cluster:
     def list_multikueue_clusters(self) -> list[dict[str, Any]]:
         """The manager's MultiKueueClusters: its ``Active`` condition is Kueue's own word on
         whether it reaches the worker (v0.19.2 MultiKueueClusterActive)."""
-        result = self._call("list MultiKueueClusters", lambda: (
-            self.custom.list_cluster_custom_object(*KUEUE, "multikueueclusters",
-                                                   _request_timeout=self.timeout)))
-        return list(result.get("items", []))
+        return paging.flat(self._custom("list MultiKueueClusters",
+                                        (*KUEUE, "multikueueclusters")))
 
     def list_admission_checks(self) -> list[dict[str, Any]]:
-        result = self._call("list AdmissionChecks", lambda: (
-            self.custom.list_cluster_custom_object(*KUEUE, "admissionchecks",
-                                                   _request_timeout=self.timeout)))
-        return list(result.get("items", []))
+        return paging.flat(self._custom("list AdmissionChecks", (*KUEUE, "admissionchecks")))
 
     # -- maintenance: hold and resume a pool's queues, the control plane's version -------
 
     def list_resource_flavors(self) -> list[dict[str, Any]]:
         """Kueue's ResourceFlavors: their spec.nodeLabels say which pool's nodes they are."""
-        return _items(self._json("list ResourceFlavors", self.custom.list_cluster_custom_object,
-                                 *KUEUE, "resourceflavors"))
+        return paging.flat(self._custom("list ResourceFlavors", (*KUEUE, "resourceflavors")))
 
     def set_stop_policy(self, cluster_queue: str, policy: str | None) -> dict[str, Any]:
         """Set a ClusterQueue's spec.stopPolicy (``Hold``, ``HoldAndDrain``) or remove it

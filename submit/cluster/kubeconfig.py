@@ -15,6 +15,19 @@ class MergeError(ValueError):
     content: it holds credentials)."""
 
 
+def exec_commands(config: dict[str, Any]) -> list[str]:
+    """The commands a kubeconfig's users run for credentials (``user.exec.command``)."""
+    users = config.get("users")
+    found = []
+    for user in users if isinstance(users, list) else []:
+        spec = user.get("user") if isinstance(user, dict) else None
+        exec_ = spec.get("exec") if isinstance(spec, dict) else None
+        cmd = exec_.get("command") if isinstance(exec_, dict) else None
+        if isinstance(cmd, str) and cmd:
+            found.append(cmd)
+    return found
+
+
 def _entries(doc: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
     value = doc.get(key)
     if value is None:

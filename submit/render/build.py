@@ -147,11 +147,11 @@ def build_spec(
     pathways_spec = (_pathways(outputs, chosen, replicas, headless, elastic_slices,
                                passthrough) if pathways else None)
     _check_name_fits(workload, replicas, parallelism, chosen.kind, pathways)
+    ns, q = _namespace_and_queue(outputs, namespace, queue)
     if chosen.slice_topology:  # late: dynamic slicing pools only
         from submit.render import dynamic_slicing
 
-        dynamic_slicing.check(workload, chosen.slice_topology, pathways)
-    ns, q = _namespace_and_queue(outputs, namespace, queue)
+        dynamic_slicing.check(workload, chosen.slice_topology, pathways, ns, chosen.kind)
     managed_by: str | None = None
     able: tuple[str, ...] = ()
     if outputs.fleet is not None:

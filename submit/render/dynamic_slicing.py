@@ -15,10 +15,22 @@ pins itself to nothing the controller decides.
   xpk renders super-slicing workloads the same way (AI-Hypercomputer/xpk
   src/xpk/commands/workload.py: no machine label, no exclusive-topology annotation, no
   placement policy label; the slice-topology annotation).
-- The name: GKE names each Slice after the workload (Slice reference: a name of at most
-  49 characters, https://docs.cloud.google.com/kubernetes-engine/docs/reference/crds/
-  slice); xpk caps super-slicing workload names at 28 characters
-  (_SUPER_SLICING_WORKLOAD_NAME_LIMIT) for those limits, and so does this rule.
+- The name. GKE's slice controller names each Slice ``<namespace>-<Kueue workload>-<pod
+  set>`` (its source, Go module tpu-slice-controller, internal/core ``SliceName``:
+  ``fmt.Sprintf("%s-%s-%s", ns, workloadName, podSetName)``). Kueue names a JobSet's
+  Workload ``jobset-<JobSet name>-<5 hex>`` (kubernetes-sigs/kueue
+  pkg/controller/jobs/jobset/jobset_controller.go ``GetWorkloadNameForJobSet`` ->
+  pkg/controller/jobframework ``GetWorkloadNameForOwnerWithGVK``: lower-case kind, "-",
+  name, "-", hashLength 5) and each pod set after its replicated job (``PodSets``: ``Name:
+  replicatedJob.Name``). A Slice's name may have at most 49 characters (GKE's Slice
+  reference, https://docs.cloud.google.com/kubernetes-engine/docs/reference/crds/slice:
+  "the controller appends a hyphen and an 8-character cluster hash to create Compute Engine
+  resource names, which have a 63-character limit"; one stored copy of that page says 54,
+  the smaller is enforced). So the longest workload name is 49 minus the namespace, the
+  replicated job and 15 characters of separators, prefix and hash: 22 in ``default``, 18
+  in ``pretraining``. (xpk 1.13 caps super-slicing names at 28 whatever the namespace,
+  _SUPER_SLICING_WORKLOAD_NAME_LIMIT; xpk 1.16's namespace-counting budget is reported,
+  not read here.)
 
 Pure: builds dicts, no Kubernetes client.
 """
@@ -27,19 +39,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from submit.render.spec import SpecError, WorkloadSpec
+from submit.render.spec import REPLICATED_JOB, SpecError, WorkloadSpec
 
 SLICE_TOPOLOGY = "cloud.google.com/gke-tpu-slice-topology"
-MAX_NAME = 28
+SLICE_NAME_MAX = 49  # GKE's Slice reference (above)
+# "<namespace>-" + "jobset-" + "<workload>" + "-<5 hex>" + "-<replicated job>"
+_KUEUE_PREFIX = "jobset-"
+_KUEUE_HASH = 5
 SLICE_REFERENCE = "https://docs.cloud.google.com/kubernetes-engine/docs/reference/crds/slice"
 
 
-def check(workload: str, slice_topology: str, pathways: bool) -> None:
-    """Refuse what a dynamic slice cannot carry: a long name, Pathways."""
-    if len(workload) > MAX_NAME:
+def slice_name_length(namespace: str, workload: str, replicated_job: str) -> int:
+    """The length of the Slice name GKE's slice controller derives for this workload."""
+    return (len(namespace) + 1 + len(_KUEUE_PREFIX) + len(workload) + 1 + _KUEUE_HASH
+            + 1 + len(replicated_job))
+
+
+def max_name(namespace: str, replicated_job: str) -> int:
+    """The longest workload name whose Slice name fits GKE's limit in ``namespace``."""
+    return SLICE_NAME_MAX - slice_name_length(namespace, "", replicated_job)
+
+
+def check(workload: str, slice_topology: str, pathways: bool, namespace: str,
+          kind: str) -> None:
+    """Refuse what a dynamic slice cannot carry: a long name (namespace counted), Pathways."""
+    replicated_job = REPLICATED_JOB[kind]
+    limit = max_name(namespace, replicated_job)
+    if len(workload) > limit:
         raise SpecError("--workload", f"{workload!r} is {len(workload)} characters; a workload "
-                        f"on a dynamic slice ({slice_topology}) may have at most {MAX_NAME}, "
-                        f"so that the Slice GKE names after it stays within its limit "
+                        f"on a dynamic slice ({slice_topology}) in namespace {namespace!r} may "
+                        f"have at most {max(limit, 0)}: GKE names its Slice <namespace>-jobset-"
+                        f"<workload>-<hash>-{replicated_job} "
+                        f"({slice_name_length(namespace, workload, replicated_job)} characters "
+                        f"here), and a Slice's name has at most {SLICE_NAME_MAX} "
                         f"({SLICE_REFERENCE})")
     if pathways:
         raise SpecError("--pathways", f"is not offered on dynamic slices ({slice_topology}): "

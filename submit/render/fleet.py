@@ -90,12 +90,12 @@ def route(fleet: FleetInfo, chosen: SlicePoolInfo, namespace: str, queue: str | 
                  if any(pool_key(p) == key and _fits(p, replicas, parallelism)
                         for p in w.accelerator_pools()))
     if not able:
-        where = (f"worker {worker}" if worker else f"region {region}" if region
-                 else f"queue {queue}")
+        who = (f"worker {worker} has" if worker else f"no worker of region {region} has"
+               if region else f"no worker of queue {queue} has")
         anywhere = [w.name for w in offering(fleet, key)]
         raise SpecError("--fleet-worker" if worker else "--fleet-region" if region
                         else "--num-slices" if chosen.kind == "tpu" else "--num-nodes",
-                        f"no worker of {where} has {key} pools with room for "
+                        f"{who} {'no ' if worker else ''}{key} pools with room for "
                         f"{replicas} x {parallelism} pods; {key} is offered by: "
                         f"{', '.join(anywhere) or 'none'}")
     assert queue is not None

@@ -18,11 +18,6 @@ from submit.state.status import admission
 
 ACCELERATOR_RESOURCES = ("google.com/tpu", "nvidia.com/gpu")
 UNREACHABLE = "unreachable"
-VIEW_COLUMNS = (("CLUSTER", "cluster"), ("ROLE", "role"), ("REGION", "region"),
-                ("VIA", "via"), ("STATUS", "status"), ("QUEUES", "queues"), ("FLAVOR", "flavor"),
-                ("NOMINAL", "nominal"), ("USED", "used"), ("FREE", "free"),
-                ("PENDING", "pending"), ("ADMITTED", "admitted"), ("FINISHED", "finished"),
-                ("MANAGER SEES", "manager_view"))
 
 
 def worker(wl: dict[str, Any] | None) -> str | None:
