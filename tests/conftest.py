@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 import yaml
 
 from fake_apiserver import FakeApiServer, State
+
+if TYPE_CHECKING:
+    from infra.preview.harness import Evaluation
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS_DIR = ROOT / "stacks"
@@ -42,6 +46,25 @@ REFERENCE = ROOT.parent / "shared" / "reference"
 # changes when the table ages (tests/test_cost.py tests the warning with dates of its own).
 os.environ.setdefault("ACCELSTACK_TODAY", yaml.safe_load(
     (ROOT / "infra" / "cost" / "prices.yaml").read_text())["asOf"])
+
+
+
+def evaluate_shipped(path: Path) -> Evaluation:
+    """``harness.evaluate_file`` of a shipped stack file (``stacks/``), run once per process
+    (each xdist worker) and handed out as a deep copy, so a test may change what it gets.
+    Many modules assert on the same stacks; evaluating one is a fraction of a second, a
+    few milliseconds to copy. Tests of the evaluation itself call the harness directly."""
+    path = Path(path).resolve()
+    assert path.parent == STACKS_DIR, f"{path}: not a shipped stack file"
+    return copy.deepcopy(_evaluated_once(path))
+
+
+@functools.lru_cache(maxsize=None)
+def _evaluated_once(path: Path) -> Evaluation:
+    from infra.preview import harness  # loads Pulumi: not at conftest import
+
+    return harness.evaluate_file(path)
+
 
 MINIMAL: dict[str, Any] = {
     "project": "test-project",

@@ -64,7 +64,9 @@ def finish(server: FakeApiServer, state: str = "Completed", after: float = 0.0,
            name: str | None = None) -> threading.Thread:
     """Play JobSet's controller: once a JobSet is applied, mark it ``state``."""
     def run() -> None:
-        deadline = time.monotonic() + 30
+        # Bounded, with room for a loaded machine: with the suite on every core, a run's
+        # `up` and submit alone have taken 27 s (the JobSet came after a 30 s bound).
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             for key, js in list(server.state.jobsets.items()):
                 if name is not None and key[1] != name:
@@ -111,7 +113,7 @@ class Run:
         for line in self.proc.stderr:
             self.err.append(line)
 
-    def until(self, ready: Callable[[], bool], timeout: float = 60) -> None:
+    def until(self, ready: Callable[[], bool], timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
         while not ready():
             if self.proc.poll() is not None or time.monotonic() > deadline:

@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 import schema
-from conftest import MINIMAL, ROOT
+from conftest import MINIMAL, ROOT, evaluate_shipped
 from infra.config import stack as config_mod
 from infra.specs import dra_driver as dra_driver_spec
 from infra.catalog import gpudirect_release
@@ -20,7 +20,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def _ev() -> Evaluation:
-    return harness.evaluate_file(STACK)
+    return evaluate_shipped(STACK)
 
 
 def test_a4x_pool_is_placed_by_a_1x72_workload_policy() -> None:

@@ -30,7 +30,7 @@ import yaml
 
 import schema
 import stack_fixtures
-from conftest import MINIMAL, STACK_FILES
+from conftest import MINIMAL, STACK_FILES, evaluate_shipped
 from infra.specs import addons as addons_spec
 from infra.catalog import tables as catalog
 from infra.contract import outputs as contract
@@ -123,7 +123,7 @@ def _evaluate(case: str) -> Evaluation:
     if case in INLINE:
         return harness.evaluate(_raw(case), "test")
     [path] = [p for p in STACK_FILES if p.name == case]
-    return harness.evaluate_file(path)
+    return evaluate_shipped(path)
 
 
 def _ev(**overrides: Any) -> Evaluation:

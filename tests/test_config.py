@@ -17,7 +17,7 @@ from infra.preview import harness
 from infra.config.stack import AutoProvisioning, Capacity, Network, StackConfig, SystemPool
 from infra.config.errors import ConfigError
 from infra.program import StackConfigError
-from conftest import STACK_FILES
+from conftest import STACK_FILES, evaluate_shipped
 
 TOP_ALLOWED = ", ".join(config.TOP_LEVEL_KEYS)
 SLICE_ALLOWED = ", ".join(config.SLICE_KEYS)
@@ -887,7 +887,7 @@ def test_every_gcp_resource_names_its_project() -> None:
     # docs/stacks.md says gcp:project changes nothing accelstack declares: every GCP resource
     # takes its project from accelstack:project.
     for path in STACK_FILES:
-        ev = harness.evaluate_file(path)
+        ev = evaluate_shipped(path)
         # Bucket IAM members take no project (a bucket name is global); the private
         # services access connection has none either: its network's id names the project.
         gcp = [r for r in ev.resources if r.type.startswith("gcp:")

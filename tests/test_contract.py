@@ -10,12 +10,12 @@ import pytest
 
 from infra.contract import outputs as contract
 from infra.preview import harness
-from conftest import STACK_FILES
+from conftest import STACK_FILES, evaluate_shipped
 
 
 @pytest.fixture(scope="module")
 def exported() -> dict[str, Any]:
-    ev = harness.evaluate_file(STACK_FILES[0])
+    ev = evaluate_shipped(STACK_FILES[0])
     return harness.plain_outputs(ev, reveal=True)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from conftest import evaluate_shipped
 from fake_apiserver import FakeApiServer
 from fakes import stacks
 from infra.catalog import tables as catalog
@@ -153,7 +154,7 @@ def test_a_sub_block_in_two_pools_is_refused(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def evaluated() -> harness.Evaluation:
-    return harness.evaluate_file(STACK)
+    return evaluate_shipped(STACK)
 
 
 def _of(ev: harness.Evaluation, type_: str) -> list[dict[str, Any]]:
@@ -250,7 +251,7 @@ def test_contract_offers_each_shape(evaluated: harness.Evaluation) -> None:
 
 
 def test_no_slice_controller_without_dynamic_pools() -> None:
-    ev = harness.evaluate_file(ROOT / "stacks" / "Pulumi.v5p-reserved.yaml")
+    ev = evaluate_shipped(ROOT / "stacks" / "Pulumi.v5p-reserved.yaml")
     [cluster] = _of(ev, "gcp:container/cluster:Cluster")
     assert "sliceControllerConfig" not in cluster["addonsConfig"]
     assert not [o for o in _kueue(ev) if o["kind"] == "AdmissionCheck"]

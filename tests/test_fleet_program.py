@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import schema
-from conftest import FLEET_FILES, MINIMAL, STACKS_DIR
+from conftest import FLEET_FILES, MINIMAL, STACKS_DIR, evaluate_shipped
 from infra.components.fleet import FleetConfigError
 from infra.contract import fleet as fleet_contract
 from infra.contract.outputs import ContractError
@@ -77,7 +77,7 @@ def _objects(ev: harness.Evaluation, group: str) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def example() -> harness.Evaluation:
     [path] = [p for p in FLEET_FILES if p.name == "Pulumi.fleet.yaml"]
-    return harness.evaluate_file(path)
+    return evaluate_shipped(path)
 
 
 @pytest.fixture(scope="module")

@@ -4,20 +4,18 @@
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import provider_types as pt
-from conftest import STACK_FILES
+from conftest import STACK_FILES, evaluate_shipped
 from infra.preview import harness
 
 
-@lru_cache(maxsize=None)
 def _evaluated(path: Path) -> harness.Evaluation:
-    return harness.evaluate_file(path)
+    return evaluate_shipped(path)
 
 
 def _provider_resources(ev: harness.Evaluation) -> list[harness.Resource]:

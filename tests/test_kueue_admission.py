@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import schema
-from conftest import MINIMAL, STACK_FILES
+from conftest import MINIMAL, STACK_FILES, evaluate_shipped
 from infra.contract import outputs as contract
 from infra.preview import harness
 from infra.specs import kueue as kueue_spec
@@ -88,7 +88,7 @@ def _evaluate(case: str) -> Evaluation:
         raw.update(copy.deepcopy(MIXED[case]))
         return harness.evaluate(raw, case)
     [path] = [p for p in STACK_FILES if p.name == case]
-    return harness.evaluate_file(path)
+    return evaluate_shipped(path)
 
 
 def _quantity(value: Any, resource: str) -> float:

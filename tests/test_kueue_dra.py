@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 import schema
-from conftest import MINIMAL, STACK_FILES
+from conftest import MINIMAL, STACK_FILES, evaluate_shipped
 from infra.contract import outputs as contract
 from infra.preview import harness
 from infra.preview.harness import Evaluation
@@ -69,7 +69,7 @@ def _evaluate(case: str) -> Evaluation:
         raw.update(copy.deepcopy(MIXED[case]))
         return harness.evaluate(raw, case)
     [path] = [p for p in STACK_FILES if p.name == case]
-    return harness.evaluate_file(path)
+    return evaluate_shipped(path)
 
 
 def kueue_configuration(ev: Evaluation) -> dict[str, Any]:

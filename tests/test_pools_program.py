@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import schema
-from conftest import ROOT
+from conftest import ROOT, evaluate_shipped
 from fakes import stacks
 from infra import program
 from infra.config.errors import ConfigError
@@ -51,7 +51,7 @@ def _problems(raw: dict[str, Any] | None = None, host: Any = None) -> list[str]:
 
 
 def test_the_example_declares_pools_on_the_hosts_cluster_and_nothing_of_the_cluster() -> None:
-    ev = harness.evaluate_file(FILE)
+    ev = evaluate_shipped(FILE)
     types = sorted({r.type for r in ev.resources})
     assert types == sorted([
         "accelstack:nodepool:SliceNodePools", "accelstack:pools:Pools",
@@ -83,7 +83,7 @@ def test_the_example_declares_pools_on_the_hosts_cluster_and_nothing_of_the_clus
 
 
 def test_kueue_objects_are_its_own_in_the_hosts_namespace() -> None:
-    ev = harness.evaluate_file(FILE)
+    ev = evaluate_shipped(FILE)
     [flavor] = ev.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
     assert flavor.inputs["metadata"] == {"name": "pools-v5e-extra-extra-v5litepod-16-spot"}
     assert flavor.inputs["spec"]["nodeLabels"]["accelstack.dev/slice-pool"] == "extra"
@@ -110,7 +110,7 @@ def test_kueue_objects_are_its_own_in_the_hosts_namespace() -> None:
 
 
 def test_the_outputs_are_a_contract_the_submitter_loads() -> None:
-    out = load(harness.plain_outputs(harness.evaluate_file(FILE), reveal=True))
+    out = load(harness.plain_outputs(evaluate_shipped(FILE), reveal=True))
     host = load(_host())
     assert out.stack == "v5e-extra" and out.on_cluster == HOST
     assert out.cluster == host.cluster and out.kubeconfig == host.kubeconfig
@@ -181,7 +181,7 @@ def test_a_fleet_or_missing_host_is_refused() -> None:
 
 
 def test_another_pools_stack_is_not_a_host() -> None:
-    other = harness.plain_outputs(harness.evaluate_file(FILE), reveal=True)["accelstack"]
+    other = harness.plain_outputs(evaluate_shipped(FILE), reveal=True)["accelstack"]
     assert _problems(host=other) == [
         "onCluster.stack: stack 'my-org/accelstack/v5e-spot' is a pools stack (on "
         f"the cluster of {HOST!r}), not a cluster stack; name the cluster stack"]

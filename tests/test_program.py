@@ -12,7 +12,7 @@ from infra.contract import outputs as contract
 from infra.preview import harness
 from infra.specs import storage as storage_spec
 from infra.preview.harness import Evaluation
-from conftest import MINIMAL, STACK_FILES
+from conftest import MINIMAL, STACK_FILES, evaluate_shipped
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -35,7 +35,7 @@ def _pools(ev: Evaluation) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module", params=STACK_FILES, ids=lambda p: p.name)
 def stack(request: pytest.FixtureRequest) -> Evaluation:
-    return harness.evaluate_file(request.param)
+    return evaluate_shipped(request.param)
 
 
 # ----------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ def test_exports_the_contract(stack: Evaluation) -> None:
 
 def _by_file(name: str) -> Evaluation:
     [path] = [p for p in STACK_FILES if p.name == name]
-    return harness.evaluate_file(path)
+    return evaluate_shipped(path)
 
 
 def test_v5e_spot_two_slices() -> None:

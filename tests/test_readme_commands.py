@@ -45,7 +45,7 @@ NOT_HERE = {
     "python3 -m venv .venv-checkov && .venv-checkov/bin/pip install -r "
     "tests/checkov-requirements.txt": "set-up of the security scan's environment (part of "
                                       "tools/setup)",
-    ".venv/bin/python -m pytest": "the test suite itself",
+    ".venv/bin/python -m pytest -n auto --dist loadfile": "the test suite itself",
     ".venv/bin/python -m pytest tests/test_security_scan.py": "a module of this suite",
     "submit workload --stack a3mega create --workload exp-1 --accelerator h100-mega-80gb-8 "
     "--script-dir . --base-image python:3.12 --command 'python3 train.py'":

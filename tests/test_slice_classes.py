@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import schema
-from conftest import MINIMAL, STACK_FILES
+from conftest import MINIMAL, STACK_FILES, evaluate_shipped
 from infra.config.errors import ConfigError
 from infra.config.stack import parse
 from infra.contract import outputs as contract
@@ -188,7 +188,7 @@ def test_every_created_pool_boots_from_a_disk_its_machine_takes() -> None:
 
     seen = 0
     for path in STACK_FILES:
-        ev = harness.evaluate_file(path)
+        ev = evaluate_shipped(path)
         objs = {o["metadata"]["name"]: o for o in _class_objects(ev).values()}
         for cls in ev.config.slice_classes:
             rules = objs[cls.name]["spec"]["priorities"]
@@ -213,7 +213,7 @@ def _gke_accepts(obj: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)
 def test_every_example_stacks_compute_classes_validate(path: Any) -> None:
-    ev = harness.evaluate_file(path)
+    ev = evaluate_shipped(path)
     for obj in _class_objects(ev).values():
         schema.validate(obj)
         _gke_accepts(obj)
