@@ -709,7 +709,7 @@ def test_system_name_message_names_the_system_pool(raw: dict[str, Any]) -> None:
 
 
 CONFIG_LAYERS = ["infra.config.errors", "infra.config.reader", "infra.config.fields", "infra.config.network",
-                 "infra.config.maintenance", "infra.config.cluster", "infra.config.gpu", "infra.config.dynamic_slicing", "infra.config.pool_settings", "infra.config.adopted", "infra.config.slices", "infra.config.class_capacity",
+                 "infra.config.maintenance", "infra.config.cluster", "infra.config.gpu", "infra.config.dynamic_slicing", "infra.config.pool_settings", "infra.config.adopted", "infra.config.capacity", "infra.config.dranet", "infra.config.slices", "infra.config.class_capacity",
                  "infra.config.class_nodes", "infra.config.slice_classes",
                  "infra.config.pathways", "infra.config.addons", "infra.config.registry", "infra.config.store_kinds", "infra.config.storage",
                  "infra.config.checkpointing",

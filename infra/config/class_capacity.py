@@ -15,7 +15,7 @@ from infra.catalog import gke_versions
 from infra.catalog.tables import Accelerator
 from infra.config.errors import did_you_mean, one_of, show
 from infra.config.reader import Reader
-from infra.config.slices import FLEX_START_PAGE, FLEX_START_TPU, run_duration_seconds
+from infra.config.capacity import FLEX_START_PAGE, FLEX_START_TPU, run_duration_seconds
 from infra.record import record
 
 CAPACITY_ENTRY_KEYS = ("mode", "reservation", "block", "zone", "maxRunDuration")

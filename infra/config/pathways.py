@@ -18,7 +18,8 @@ from typing import Any, Mapping, Sequence
 from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
 from infra.config.fields import MAX_NODES_PER_POOL_ZONE, check_gke_name
-from infra.config.slices import Capacity, SlicePool
+from infra.config.capacity import Capacity
+from infra.config.slices import SlicePool
 from infra.config.errors import show
 from infra.contract.images import image_problem, pin_problem
 from infra.config.reader import Reader

@@ -4,7 +4,8 @@ Each entry is resolved through the accelerator catalog and checked against the c
 rules GKE enforces on node pools (capacity modes, placement, zones, minimum versions)
 before anything is declared. Sits above the cluster layer (it takes the zones and the
 GKE version parsed there as plain values) and below the add-ons, whose queues and image
-cache name these pools. Pure; no pulumi.
+cache name these pools. An entry's ``capacity`` is parsed in infra/config/capacity.py, its
+``dranet`` in infra/config/dranet.py. Pure; no pulumi.
 """
 
 from __future__ import annotations
@@ -14,23 +15,24 @@ from typing import Any, Mapping, Sequence
 
 from infra.catalog import boot_disks
 from infra.catalog import tables as catalog
+from infra.config import dranet as config_dranet
 from infra.config import dynamic_slicing as config_dynamic
 from infra.config import gpu as config_gpu
 from infra.config import pool_settings
 from infra.config import maintenance as config_maintenance
 from infra.catalog.gke_versions import GkeVersion, below, shown
 from infra.catalog.tables import Accelerator
-from infra.config.fields import (GKE_NAME, MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE,
-                                 check_gke_name, check_max_pods, parse_labels)
-from infra.config.errors import did_you_mean, one_of, show
+from infra.config.capacity import (FLEX_START_PAGE, FLEX_START_TPU, MIN_VERSION_FLEX_START,
+                                   MIN_VERSION_FLEX_START_GPU, Capacity, parse_capacity)
+from infra.config.fields import (MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL_ZONE, check_gke_name,
+                                 check_max_pods, parse_labels)
+from infra.config.errors import one_of, show
 from infra.config.reader import Reader
 from infra.record import field, record, replace
 
-CAPACITY_MODES = ("on-demand", "spot", "reservation", "flex-start", "queued")
 GPU_DRIVER_VERSIONS = ("DEFAULT", "LATEST", "INSTALLATION_DISABLED")
 PLACEMENTS = ("auto", "compact", "none")
 DISK_TYPES = boot_disks.ALL_TYPES  # which of them a machine takes: infra/catalog/boot_disks.py
-MAX_RUN_SECONDS = 7 * 24 * 3600  # DWS flex-start VMs run for at most seven days
 SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", "minCount",
               "diskSizeGb", "diskType", "gpuDriverVersion", "labels", "secondaryBootDisk",
               "maxPodsPerNode", "dranet", "dynamicSlicing", "upgrade") + pool_settings.KEYS
@@ -43,53 +45,13 @@ SLICE_KEYS = ("name", "accelerator", "count", "capacity", "zones", "placement", 
 # they get 32. Each node reserves a pods range of at least twice its max pods, so 15
 # takes a /27 instead of the /24 of GKE's default 110. CPU pools keep GKE's default.
 DEFAULT_MAX_PODS = {"tpu": 15, "gpu": 32}
-CAPACITY_KEYS = ("mode", "reservation", "block", "maxRunDuration", "hostMaintenanceInterval")
-
 # GKE minimum versions stated in its docs, checked against the version the nodes run: the
 # pinned gkeVersion, else the release channel's default (infra/catalog/gke_versions.py).
-MIN_VERSION_FLEX_START = (1, 33, 0, 1712000)  # TPUs
-# GPUs: "Ensure that you have a GKE cluster in version 1.32.2-gke.1652000 or later"
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest, Before you
-# begin); TPUs need the later version above.
-MIN_VERSION_FLEX_START_GPU = (1, 32, 2, 1652000)
+# Flex-start's are in infra/config/capacity.py, DRANET's in infra/config/dranet.py.
 MIN_VERSION_TPU7X = (1, 34, 0, 2201000)
-# TPU versions GKE supports for flex-start. GKE's "About flex-start provisioning mode" page
-# (Requirements) lists Trillium (v6e), v5e and v5p, each with the zones it is offered in,
-# and states "TPU v3 and v4 are not supported"; it names no TPU7x or TPU7, so they are
-# refused until GKE documents them. The zones are not checked: the page lists where
-# flex-start capacity is offered today (a list that changes), the same kind of fact as
-# where a TPU version is available at all, which the stack does not check either.
-FLEX_START_TPU = ("v5e", "v5p", "v6e")
-FLEX_START_PAGE = "https://cloud.google.com/kubernetes-engine/docs/concepts/dws"
-# GKE managed DRANET (infra/specs/dranet.py has the sources): offered on v6e (what xpk turns
-# it on for; no GKE page lists the TPU machine types), and from the GKE version that
-# installs the networking DeviceClasses the pods' claims name.
-DRANET_FAMILIES = ("v6e",)
-MIN_VERSION_DRANET = (1, 34, 1, 1829001)
-DRANET_PAGE = ("https://cloud.google.com/kubernetes-engine/docs/how-to/"
-               "allocate-network-resources-dra")
 
 _DISK_IMAGE = re.compile(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/)?global/images/"
                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")
-_DURATION = re.compile(r"^(\d+)([smhd])\Z")
-
-
-@record
-class Capacity:
-    mode: str
-    reservation: str | None = None  # reservation name, or projects/P/reservations/R
-    block: str | None = None  # reservation block within it
-    max_run_seconds: int | None = None  # flex-start and queued
-    # GPU reservation pools: the reservation's host maintenance interval (config_gpu.py)
-    host_maintenance_interval: str | None = None
-
-    @property
-    def consumes_reservation(self) -> bool:
-        return self.mode == "reservation"
-
-    @property
-    def autoscales_from_zero(self) -> bool:
-        return self.mode in ("flex-start", "queued")
 
 
 @record
@@ -189,69 +151,6 @@ def parse_slices(r: Reader, items: Sequence[Any], zones: Sequence[str],
     return pools, unresolved
 
 
-def run_duration_seconds(r: Reader, value: Any, path: str) -> int | None:
-    """A flex-start maxRunDuration (seconds, or 86400s, 72h, 7d) in seconds, at most seven
-    days; None when absent or refused (recorded on ``r``)."""
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        seconds = value
-    else:
-        m = _DURATION.match(str(value))
-        if not m:
-            r.fail(path, f"{show(value)} is not a duration such as 86400s, 72h or 7d")
-            return None
-        seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-    if not 0 < seconds <= MAX_RUN_SECONDS:
-        r.fail(path, f"{show(value)} is outside 1s-7d (GKE: flex-start VMs run at most seven days)")
-        return None
-    return seconds
-
-
-def _capacity(r: Reader, value: Any, path: str) -> Capacity | None:
-    if isinstance(value, str):
-        value = {"mode": value}
-    if isinstance(value, Mapping) and "spot" in value:
-        r.fail(f"{path}.spot", "flex-start, queued and spot are distinct capacity modes and "
-               "cannot be combined (GKE: flex-start VMs are not Spot VMs); set mode: spot or "
-               "mode: flex-start")
-        value = {k: v for k, v in value.items() if k != "spot"}
-    raw = r.obj(value, path, CAPACITY_KEYS)
-    mode = r.get(raw, "mode", path, str, default="on-demand")
-    if mode not in CAPACITY_MODES:
-        r.fail(f"{path}.mode", f"{show(mode)} is not a capacity mode"
-               f"{did_you_mean(mode, CAPACITY_MODES)} (allowed: {one_of(CAPACITY_MODES)})")
-        return None
-    reservation = r.get(raw, "reservation", path, str)
-    block = r.get(raw, "block", path, str)
-    if mode == "reservation":
-        if reservation is None:
-            r.fail(f"{path}.reservation", "is required with mode: reservation (the name of a "
-                   "specific reservation, or projects/PROJECT/reservations/NAME when shared)")
-        elif not re.match(r"^(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/reservations/)?"
-                          r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z", reservation):
-            r.fail(f"{path}.reservation", f"{show(reservation)} is not a reservation name or "
-                   "projects/PROJECT/reservations/NAME")
-        if block is not None and not GKE_NAME.match(block):
-            r.fail(f"{path}.block", f"{show(block)} is not a reservation block name")
-    else:
-        for key, val in (("reservation", reservation), ("block", block)):
-            if val is not None:
-                r.fail(f"{path}.{key}", f"{mode} pools do not consume reservations (GKE: only "
-                       "mode: reservation may set reservation affinity; spot, flex-start and "
-                       "queued nodes are provisioned without one)")
-    max_run = run_duration_seconds(r, raw.get("maxRunDuration"), f"{path}.maxRunDuration")
-    if max_run is not None and mode not in ("flex-start", "queued"):
-        r.fail(f"{path}.maxRunDuration", f"only flex-start and queued pools have a maximum run "
-               f"duration, not {mode}")
-        max_run = None
-    maintenance = r.get(raw, "hostMaintenanceInterval", path, str)
-    if maintenance is not None and mode != "reservation":
-        r.fail(f"{path}.hostMaintenanceInterval", f"applies to reservation pools only, not "
-               f"{mode} (a node pool asks for the interval of the reservation it consumes)")
-        maintenance = None
-    return Capacity(mode, reservation if mode == "reservation" else None,
-                    block if mode == "reservation" else None, max_run, maintenance)
 
 
 def _slice(r: Reader, item: Any, path: str, zones: list[str], version: GkeVersion | None,
@@ -272,7 +171,7 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str], version: GkeVersio
             r.fail(f"{path}.accelerator", str(e))
     count = r.get(raw, "count", path, int, default=1)
     r.check(count >= 1, f"{path}.count", f"{count} is below 1")
-    capacity = _capacity(r, raw.get("capacity"), f"{path}.capacity")
+    capacity = parse_capacity(r, raw.get("capacity"), f"{path}.capacity")
     pool_zones = r.get(raw, "zones", path, list, default=zones[:1])
     for j, z in enumerate(pool_zones):
         if z not in zones:
@@ -394,7 +293,7 @@ def _slice(r: Reader, item: Any, path: str, zones: list[str], version: GkeVersio
         if accel.family == "tpu7x" and below(version.text, shown(MIN_VERSION_TPU7X)):
             r.fail(f"{path}.accelerator", f"TPU7x (Ironwood) needs GKE 1.34.0-gke.2201000 or "
                    f"later; {version.said()}")
-    dranet = _dranet(r, raw, path, accel, version)
+    dranet = config_dranet.parse(r, raw, path, accel, version)
     settings = pool_settings.parse(r, raw, path, accel.kind, count, multi)
     upgrade = config_maintenance.parse_upgrade(
         r, raw.get("upgrade"), path, mode=mode, channel=channel,
@@ -421,25 +320,6 @@ def _boot_disk(r: Reader, path: str, accel: Accelerator, disk_type: str | None) 
                f"it; allowed: {one_of(allowed)} (Compute Engine's supported disk types for "
                "the machine series)")
     return disk_type
-
-
-def _dranet(r: Reader, raw: Mapping[str, Any], path: str, accel: Accelerator,
-            version: GkeVersion | None) -> bool:
-    """GKE managed DRANET: off unless asked for (GKE turns it on per node pool by label)."""
-    on = r.get(raw, "dranet", path, bool, default=False)
-    if not on:
-        return False
-    if accel.kind != "tpu" or accel.family not in DRANET_FAMILIES:
-        r.fail(f"{path}.dranet", f"GKE managed DRANET is offered for TPU "
-               f"{one_of(DRANET_FAMILIES)} pools only, not {accel.name}")
-        return False
-    least = shown(MIN_VERSION_DRANET)
-    if version is not None and below(version.text, least):
-        r.fail(f"{path}.dranet", f"GKE managed DRANET needs GKE {least} or later (GKE "
-               f"installs the netdev.google.com DeviceClass from there: {DRANET_PAGE}); "
-               f"{version.said()}")
-        return False
-    return True
 
 
 def _default_placement(accel: Accelerator, mode: str) -> str:

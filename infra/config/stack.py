@@ -10,6 +10,7 @@ The parser is built in layers that import one way only, each small enough to rea
     infra.config.network                              network CIDRs and GPU subnet arithmetic
     infra.config.maintenance                          maintenance window, exclusions, pool upgrades
     infra.config.cluster                              project, zones, cluster, system pool, NAP
+    infra.config.capacity, infra.config.dranet        a slice pool's capacity; its DRANET
     infra.config.slices                               slice pools and their capacity rules
     infra.config.slice_classes                        slice classes (GKE ComputeClasses)
     infra.config.addons                               add-on versions, queues, image cache
@@ -44,10 +45,10 @@ from infra.config.pathways import Pathways, parse_pathways, resolve_scratch
 from infra.config.checkpointing import Checkpointing, parse_checkpointing
 from infra.config.tensorboard import VertexTensorboard, parse_tensorboard
 from infra.config.observability import Observability, parse_observability
-from infra.config.slices import (CAPACITY_KEYS, CAPACITY_MODES, DISK_TYPES,
-                                 GPU_DRIVER_VERSIONS, MAX_RUN_SECONDS, MIN_VERSION_FLEX_START,
-                                 MIN_VERSION_TPU7X, PLACEMENTS, SLICE_KEYS, Capacity,
-                                 SlicePool, parse_slices)
+from infra.config.capacity import (CAPACITY_KEYS, CAPACITY_MODES, MAX_RUN_SECONDS,
+                                   MIN_VERSION_FLEX_START, Capacity)
+from infra.config.slices import (DISK_TYPES, GPU_DRIVER_VERSIONS, MIN_VERSION_TPU7X, PLACEMENTS,
+                                 SLICE_KEYS, SlicePool, parse_slices)
 from infra.config.errors import ConfigError
 from infra.config import adopted as adopted_config
 from infra.config.adopted import AdoptSettings

@@ -9,7 +9,8 @@ One implementation, two runners: the offline preview (``infra.preview.cli``) run
 over the mock engine's record, and the CrossGuard pack (``infra/policy/pack``) runs the
 same ``RULES`` over what ``pulumi preview``/``up`` hands it. The stack config reaches the
 rules as items of type ``CONFIG`` (one per key, secret values already replaced by
-``MASK``). Pure: works on plain data, imports no pulumi.
+``MASK``). The items and findings are defined in infra/policy/items.py. Pure: works on
+plain data, imports no pulumi.
 """
 
 from __future__ import annotations
@@ -21,25 +22,19 @@ from infra.catalog import tables as catalog
 from infra.contract.images import image_has_digest, image_tag
 from infra.config.stack import POLICY_RULES, StackConfig
 from infra.cost import price, table as prices
-from infra.record import record
+from infra.policy.items import (BUCKET, BUCKET_ACLS, BUCKET_IAM, BUCKET_IAM_POLICY, CLUSTER,
+                                COMPUTE_CLASS, CONFIG, DAEMONSET, MASK, NODE_POOL, Finding, Item,
+                                config_items, of, where)
 
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"  # a slice class (GKE ComputeClass)
-DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+# The items and findings (infra/policy/items.py) are part of this module's interface: both
+# runners and the tests reach them as ``rules.Item``, ``rules.config_items`` and so on.
+__all__ = [
+    "BUCKET", "BUCKET_ACLS", "BUCKET_IAM", "BUCKET_IAM_POLICY", "CLUSTER", "COMPUTE_CLASS",
+    "CONFIG", "DAEMONSET", "MASK", "NODE_POOL", "RULES", "Finding", "Item", "check",
+    "config_items", "violations",
+]
+
 DEFAULT_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
-CONFIG = "pulumi:config"  # a stack config key (name "namespace:key"; inputs {"value": ...})
-MASK = "[secret]"  # what a secret value reads as, in both runners
-# Cloud Storage resources that can make a bucket or its objects public (pulumi-gcp).
-BUCKET = "gcp:storage/bucket:Bucket"
-BUCKET_IAM = ("gcp:storage/bucketIAMMember:BucketIAMMember",
-              "gcp:storage/bucketIAMBinding:BucketIAMBinding")
-BUCKET_IAM_POLICY = "gcp:storage/bucketIAMPolicy:BucketIAMPolicy"
-BUCKET_ACLS = ("gcp:storage/bucketACL:BucketACL",
-               "gcp:storage/defaultObjectACL:DefaultObjectACL",
-               "gcp:storage/bucketAccessControl:BucketAccessControl",
-               "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl",
-               "gcp:storage/objectAccessControl:ObjectAccessControl")
 # The IAM principals and ACL entities meaning "anyone" (Cloud Storage docs, "Making data
 # public", https://cloud.google.com/storage/docs/access-control/making-data-public:
 # allUsers, allAuthenticatedUsers) and the predefined ACLs that grant them.
@@ -47,82 +42,49 @@ PUBLIC_PRINCIPALS = ("allUsers", "allAuthenticatedUsers")
 PUBLIC_ACLS = ("publicRead", "publicReadWrite", "authenticatedRead")
 
 
-@record
-class Item:
-    """A resource of the desired state, inputs with secrets already masked or unwrapped."""
-
-    type: str
-    name: str
-    inputs: Mapping[str, Any]
-
-
-@record
-class Finding:
-    rule: str
-    resource: str
-    message: str
-    fix: str
-    waived_because: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"rule": self.rule, "resource": self.resource, "message": self.message,
-               "fix": self.fix}
-        if self.waived_because is not None:
-            out["waived"] = self.waived_because
-        return out
-
-
-def _of(items: Iterable[Item], type_: str) -> list[Item]:
-    return [i for i in items if i.type == type_]
-
-
-def _where(item: Item) -> str:
-    return f"{item.type} {item.name}"
-
-
 def _workload_identity(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for c in _of(items, CLUSTER):
+    for c in of(items, CLUSTER):
         pool = (c.inputs.get("workloadIdentityConfig") or {}).get("workloadPool")
         if not pool:
-            yield Finding("workload-identity", _where(c), "Workload Identity is off",
+            yield Finding("workload-identity", where(c), "Workload Identity is off",
                           "set workloadIdentityConfig.workloadPool to PROJECT.svc.id.goog")
-    for np in _of(items, NODE_POOL):
+    for np in of(items, NODE_POOL):
         mode = ((np.inputs.get("nodeConfig") or {}).get("workloadMetadataConfig") or {}).get("mode")
         if mode != "GKE_METADATA":
-            yield Finding("workload-identity", _where(np),
+            yield Finding("workload-identity", where(np),
                           "nodes do not run the GKE metadata server",
                           "set nodeConfig.workloadMetadataConfig.mode to GKE_METADATA")
 
 
 def _node_service_account(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for item in _of(items, CLUSTER) + _of(items, NODE_POOL):
+    for item in of(items, CLUSTER) + of(items, NODE_POOL):
         sa = (item.inputs.get("nodeConfig") or {}).get("serviceAccount")
         if not sa or sa == "default" or str(sa).endswith(DEFAULT_SA_SUFFIX):
-            yield Finding("node-service-account", _where(item),
+            yield Finding("node-service-account", where(item),
                           f"nodes run as the default compute service account ({sa or 'unset'})",
                           "use the stack's dedicated least-privilege node service account")
 
 
 def _shielded_nodes(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for c in _of(items, CLUSTER):
+    for c in of(items, CLUSTER):
         if c.inputs.get("enableShieldedNodes") is not True:
-            yield Finding("shielded-nodes", _where(c), "shielded GKE nodes are off",
+            yield Finding("shielded-nodes", where(c), "shielded GKE nodes are off",
                           "set enableShieldedNodes: true")
-    for np in _of(items, NODE_POOL):
+    for np in of(items, NODE_POOL):
         shielded = (np.inputs.get("nodeConfig") or {}).get("shieldedInstanceConfig") or {}
         if shielded.get("enableSecureBoot") is not True:
-            yield Finding("shielded-nodes", _where(np), "secure boot is off",
+            yield Finding("shielded-nodes", where(np), "secure boot is off",
                           "set nodeConfig.shieldedInstanceConfig.enableSecureBoot: true")
 
 
 def _authorized_networks(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for c in _of(items, CLUSTER):
+    for c in of(items, CLUSTER):
         private = c.inputs.get("privateClusterConfig") or {}
         networks = c.inputs.get("masterAuthorizedNetworksConfig") or {}
         # Given as a Pulumi secret, the whole block is masked: present, not readable.
         blocks = networks.get("cidrBlocks") if isinstance(networks, dict) else networks
         if not private.get("enablePrivateEndpoint") and not blocks:
-            yield Finding("authorized-networks", _where(c),
+            yield Finding("authorized-networks", where(c),
                           "the control plane has a public endpoint open to every address",
                           "list masterAuthorizedNetworks in the stack, or set "
                           "privateEndpoint: true")
@@ -132,7 +94,7 @@ def _authorized_networks(cfg: StackConfig, items: list[Item]) -> Iterable[Findin
             # Authorized networks restrict the IP endpoints only; the DNS endpoint answers
             # every address that reaches Google's APIs, and with this on it takes a bare
             # Kubernetes token (infra/config/cluster.py _dns_endpoint has the sources).
-            yield Finding("authorized-networks", _where(c),
+            yield Finding("authorized-networks", where(c),
                           "the DNS endpoint takes Kubernetes tokens from every address "
                           "(authorized networks do not apply to it)",
                           "set dnsEndpoint: true (Google credentials only), or waive this "
@@ -143,33 +105,33 @@ def _authorized_networks(cfg: StackConfig, items: list[Item]) -> Iterable[Findin
 def _deletion_protection(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
     if not cfg.policy.production:
         return
-    for c in _of(items, CLUSTER):
+    for c in of(items, CLUSTER):
         if c.inputs.get("deletionProtection") is not True:
-            yield Finding("deletion-protection", _where(c),
+            yield Finding("deletion-protection", where(c),
                           "a production stack's cluster can be deleted",
                           "set deletionProtection: true")
 
 
 def _capacity(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for np in _of(items, NODE_POOL):
+    for np in of(items, NODE_POOL):
         nc = np.inputs.get("nodeConfig") or {}
         affinity = (nc.get("reservationAffinity") or {}).get("consumeReservationType")
         kind = ("spot" if nc.get("spot") else "queued" if (np.inputs.get("queuedProvisioning")
                 or {}).get("enabled") else "flex-start" if nc.get("flexStart") else None)
         if kind and affinity not in (None, "NO_RESERVATION"):
-            yield Finding("capacity-reservation", _where(np),
+            yield Finding("capacity-reservation", where(np),
                           f"a {kind} pool consumes a reservation ({affinity})",
                           "give it reservation affinity NO_RESERVATION, or make it a "
                           "reservation pool")
 
 
 def _image_latest(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for ds in _of(items, DAEMONSET):
+    for ds in of(items, DAEMONSET):
         pod = (((ds.inputs.get("spec") or {}).get("template") or {}).get("spec") or {})
         for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
             image = c.get("image", "")
             if not image_has_digest(image) and image_tag(image) in (None, "latest"):
-                yield Finding("image-latest-tag", _where(ds),
+                yield Finding("image-latest-tag", where(ds),
                               f"image {image} is referenced by the mutable tag 'latest'",
                               "pin a version tag or a digest (@sha256:...)")
 
@@ -190,7 +152,7 @@ def _required_labels(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
             continue
         missing = [k for k in need if k not in labels]
         if missing:
-            yield Finding("required-labels", _where(item),
+            yield Finding("required-labels", where(item),
                           f"missing required labels: {', '.join(missing)}",
                           "add them to the stack's labels")
 
@@ -211,7 +173,7 @@ def _accelerator_machines() -> set[str]:
 
 
 def _auto_repair(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for np in _of(items, NODE_POOL):
+    for np in of(items, NODE_POOL):
         if not _is_accelerator_pool(np):
             continue
         nc = np.inputs.get("nodeConfig") or {}
@@ -219,15 +181,15 @@ def _auto_repair(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
         if nc.get("flexStart") or (np.inputs.get("queuedProvisioning") or {}).get("enabled"):
             continue
         if (np.inputs.get("management") or {}).get("autoRepair") is not True:
-            yield Finding("accelerator-auto-repair", _where(np),
+            yield Finding("accelerator-auto-repair", where(np),
                           "an accelerator pool runs without node auto-repair",
                           "set management.autoRepair: true (a failed TPU/GPU node otherwise "
                           "stays out of its slice until someone notices)")
     # The node pools GKE creates for a slice class take the class's nodePoolConfig.
-    for cc in _of(items, COMPUTE_CLASS):
+    for cc in of(items, COMPUTE_CLASS):
         config = (cc.inputs.get("spec") or {}).get("nodePoolConfig") or {}
         if config.get("autoRepair") is not True:
-            yield Finding("accelerator-auto-repair", _where(cc),
+            yield Finding("accelerator-auto-repair", where(cc),
                           "a slice class creates accelerator pools without node auto-repair",
                           "remove nodes.autoRepair: false from the class (a failed TPU/GPU "
                           "node otherwise stays out of its slice until someone notices)")
@@ -254,7 +216,7 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
 
 
 def _plain_secrets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
-    for item in _of(items, CONFIG):
+    for item in of(items, CONFIG):
         value = item.inputs.get("value")
         if value == MASK:
             continue
@@ -294,7 +256,7 @@ def _public_buckets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
             what = (f"grants {item.inputs.get('role')} on bucket {item.inputs.get('bucket')} "
                     f"to {', '.join(public)}" if item.type in BUCKET_IAM else
                     f"a bucket or its objects can be public ({', '.join(public)})")
-            yield Finding("public-bucket", _where(item), what,
+            yield Finding("public-bucket", where(item), what,
                           "grant named principals only, and set publicAccessPrevention: "
                           "enforced on the bucket")
     yield from _bucket_prevention(cfg, items)
@@ -303,9 +265,9 @@ def _public_buckets(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
 def _bucket_prevention(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
     # Part of public-bucket: a bucket the stack creates enforces public access prevention,
     # so no later grant or ACL can make it public.
-    for bucket in _of(items, BUCKET):
+    for bucket in of(items, BUCKET):
         if bucket.inputs.get("publicAccessPrevention") != "enforced":
-            yield Finding("public-bucket", _where(bucket),
+            yield Finding("public-bucket", where(bucket),
                           "public access prevention is not enforced",
                           "set publicAccessPrevention: enforced")
 
@@ -317,16 +279,16 @@ def _budget(cfg: StackConfig, items: list[Item]) -> Iterable[Finding]:
     if budget is None:
         return
     fig = price.price_stack(cfg, prices.shipped())
-    where = f"{CLUSTER} {cfg.cluster_name}"
+    resource = f"{CLUSTER} {cfg.cluster_name}"
     if fig.known_total > budget:
-        yield Finding("budget", where,
+        yield Finding("budget", resource,
                       f"the stack costs {fig.total_text()} while it stands, over its budget "
                       f"of {price.usd(budget)}/hour",
                       "make fewer or smaller slices, or other capacity modes "
                       "(`accelstack-preview STACK --summary` prices each part), or raise "
                       "policy.budgetPerHour")
     elif fig.unknown:
-        yield Finding("budget", where,
+        yield Finding("budget", resource,
                       f"the stack costs {fig.total_text()}: within its budget of "
                       f"{price.usd(budget)}/hour cannot be shown while parts are unpriced",
                       "add their prices to the price table (docs/cost.md), or waive the rule "
@@ -363,51 +325,3 @@ def check(cfg: StackConfig, items: Iterable[Item]) -> list[Finding]:
 
 def violations(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.waived_because is None]
-
-
-def config_items(config: Mapping[str, Any], secret_keys: Iterable[str] = (),
-                 written: Mapping[str, Any] | None = None) -> list[Item]:
-    """The stack config (``namespace:key`` -> value) as items; secret values masked.
-
-    A value written ``{secure: ...}`` in a stack file, or listed in ``secret_keys`` (the
-    keys Pulumi marks secret), reads as ``MASK``.
-
-    ``written``: the stack file's own ``config:`` mapping, ``secure:`` markers and all, for
-    a ``config`` whose secrets arrive already decrypted and unmarked (as the Pulumi CLI
-    hands them to a policy pack: infra/policy/pack/crossguard.py). Every leaf the file
-    wrote as ``{secure: ...}`` is masked in the decrypted value, and keys the file does not
-    hold (from an ESC environment or ``--config``, whose secrecy the pack cannot see) are
-    left out rather than judged.
-    """
-    secret = set(secret_keys)
-    out = []
-    for key, value in sorted(config.items()):
-        if written is not None:
-            if key not in written:
-                continue
-            value = _overlay(value, written[key])
-        if key in secret or (isinstance(value, Mapping) and set(value) == {"secure"}):
-            value = MASK
-        out.append(Item(CONFIG, str(key), {"value": _mask_secure(value)}))
-    return out
-
-
-def _overlay(value: Any, written: Any) -> Any:
-    """``value`` with every leaf ``written`` marks ``{secure: ...}`` replaced by ``MASK``."""
-    if isinstance(written, Mapping) and set(written) == {"secure"}:
-        return MASK
-    if isinstance(written, Mapping) and isinstance(value, Mapping):
-        return {k: _overlay(v, written[k]) if k in written else v for k, v in value.items()}
-    if isinstance(written, list) and isinstance(value, list) and len(written) == len(value):
-        return [_overlay(v, w) for v, w in zip(value, written)]
-    return value
-
-
-def _mask_secure(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        if set(value) == {"secure"}:
-            return MASK
-        return {k: _mask_secure(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask_secure(v) for v in value]
-    return value
