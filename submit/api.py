@@ -99,6 +99,9 @@ class Workload:
     pathways_worker_arg: tuple[str, ...] = ()
     parallel_containers: int | None = None  # TPU7x: N containers per VM (docs/submitting.md)
     ml_diagnostics: bool = False  # the JobSet labeled for ML Diagnostics' webhook
+    # --goodput: checked against the stack's roles here; its variables are in ``env``
+    # (submit/goodput/plan.py env, which the CLI adds)
+    goodput: bool = False
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some options changed (``base.replace(name="b", num_slices=2)``)."""

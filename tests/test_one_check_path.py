@@ -39,6 +39,10 @@ NOT_CHECKED = {
     "export_file": "not an option of `submit run`",
     "replace": "not an option of `submit run`",
     "after": "not an option of `submit run`",
+    "runs_for": "not an option of `submit run` (whose own --timeout ends the run); it only "
+                "warns",
+    "goodput": "every shipped stack observes (the default), so none refuses it; its refusal "
+               "goes through the one check path (build_spec) and is tested in test_goodput.py",
 }
 
 # option (Click's name) -> cases: (stack, the options changed; True: a flag).

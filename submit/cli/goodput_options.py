@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import click
 
-from infra.contract.outputs import StackOutputs
-from submit.render.spec import SpecError
 
 GOODPUT_OPTIONS = [
     click.option("--goodput", is_flag=True,
@@ -25,12 +23,3 @@ def goodput_env(on: bool, workload: str) -> tuple[str, ...]:
 
     return plan.env(workload)
 
-
-def check_stack(outputs: StackOutputs) -> None:
-    """--goodput needs a stack whose job identities may write the library's logs and
-    metrics (the roles come with the stack's observability, on by default)."""
-    if outputs.monitoring is None or not outputs.monitoring.goodput:
-        raise SpecError("--goodput", f"stack {outputs.stack} does not give its job "
-                        "identities the roles to record goodput (roles/logging.logWriter, "
-                        "roles/monitoring.metricWriter); its observability is off or its "
-                        "outputs predate it: run `pulumi up` with observability on")

@@ -91,9 +91,6 @@ def create(ctx: Context, /, **options: Any) -> None:
             image_repository=o.image_repository, accelerator=o.accelerator, pool=o.pool,
             push=not o.dry_run))
     with bad_input():
-        if o.goodput:  # the stack gives the job identity the roles (docs/observability.md)
-            from submit.cli.goodput_options import check_stack
-            check_stack(ctx.outputs)
         objs = wl.render(ctx.outputs)  # every check first: bad input reaches no registry
         node_version = _node_version(ctx, o)
         if node_version is not None:  # the floors again, against what the nodes run

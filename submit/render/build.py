@@ -102,6 +102,7 @@ def build_spec(
     pathways_worker_arg: Sequence[str] = (),
     parallel_containers: int | None = None,
     ml_diagnostics: bool = False,
+    goodput: bool = False,
 ) -> WorkloadSpec:
     """Check every option against the stack and return the workload to render.
 
@@ -198,6 +199,13 @@ def build_spec(
         refused = mld.refusal(outputs.ml_diagnostics)
         if refused:
             raise SpecError("--ml-diagnostics", refused)
+    if goodput and (outputs.monitoring is None or not outputs.monitoring.goodput):
+        # The stack gives its job identities the roles to record goodput (its observability,
+        # on by default: docs/observability.md); the variables come with the option.
+        raise SpecError("--goodput", f"stack {outputs.stack} does not give its job "
+                        "identities the roles to record goodput (roles/logging.logWriter, "
+                        "roles/monitoring.metricWriter); its observability is off or its "
+                        "outputs predate it: run `pulumi up` with observability on")
 
     return WorkloadSpec(
         name=workload, namespace=ns, queue=q, pool=chosen, replicas=replicas,
