@@ -58,7 +58,7 @@ def test_setup_shows_its_steps_then_a_summary_and_the_next_command(tmp_path: Pat
         "setup: [3/5] .venv-checkov: checkov, the security scanner the tests run",
         "setup: [4/5] the offline preview of stack v5e-spot, its outputs into "
         "v5e-spot.outputs.json",
-        "stack v5e-spot: 41 resources",
+        "stack v5e-spot: 59 resources",
         "outputs: accelstack; pools: v5litepod-16 (v5litepod-16 x2, spot)",
         "policy: ok",
         "maintenance window: FREQ=WEEKLY;BYDAY=SA,SU from 2026-01-03T03:00:00Z, 6h",

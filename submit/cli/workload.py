@@ -1,5 +1,6 @@
 """`submit workload ...`: the group, and create, apply and delete; the read commands (list,
-describe, queue, logs, wait) are in workload_read.py, run-local in local.py.
+queue, logs, wait) are in workload_read.py, describe in workload_describe.py, run-local in
+local.py.
 
 Commands read the stack's outputs (--stack through the Pulumi CLI, or --outputs FILE),
 build and check the workload spec, render it with ``submit.render.jobset`` and only then reach the
@@ -33,8 +34,8 @@ _READ = "submit.cli.workload_read"
     # Loaded when run: `create` (the command whose start-up bench/cold_dry_run.py measures)
     # never pays for the read commands.
     "list": (_READ, "list_cmd", "List workloads with their Kueue admission and JobSet state."),
-    "describe": (_READ, "describe", "Why a workload is where it is: Kueue conditions, events, "
-                 "pods by slice and worker."),
+    "describe": ("submit.cli.workload_describe", "describe", "Why a workload is where it is: "
+                 "Kueue conditions, events, pods by slice and worker."),
     "queue": (_READ, "queue", "Kueue's ClusterQueues: per flavor, nominal quota, usage, "
               "borrowing, pending and admitted counts, then the pending workloads in order with "
               "their priority."),
