@@ -99,8 +99,8 @@ class Workload:
     pathways_worker_arg: tuple[str, ...] = ()
     parallel_containers: int | None = None  # TPU7x: N containers per VM (docs/submitting.md)
     ml_diagnostics: bool = False  # the JobSet labeled for ML Diagnostics' webhook
-    # --goodput: checked against the stack's roles here; its variables are in ``env``
-    # (submit/goodput/plan.py env, which the CLI adds)
+    # --goodput: the run's name and log as variables (submit/goodput/plan.py), checked
+    # against the stack's roles by build_spec
     goodput: bool = False
 
     def replace(self, **changes: Any) -> "Workload":
@@ -111,6 +111,10 @@ class Workload:
         """The keyword arguments of ``submit.render.build.build_spec``."""
         out = {name: getattr(self, name) for name in field_names(self)}
         out["workload"] = out.pop("name")
+        if self.goodput:  # the run name and log the library keys on, before the user's own
+            from submit.goodput import plan
+
+            out["env"] = plan.env(self.name) + tuple(self.env)
         return out
 
     def check(self) -> None:

@@ -320,7 +320,7 @@ CASES += [
          "fleet-region, local-checkpoint-dir, stack-traces, xla-dump, debug-logs, tensorboard, image-pull-secret, "
          "pathways-server-image, pathways-proxy-image, pathways-colocated-python, "
          "pathways-colocated-python-image, pathways-server-arg, pathways-proxy-arg, "
-         "pathways-worker-arg, parallel-containers, ml-diagnostics)", group=EXPERIMENT),
+         "pathways-worker-arg, parallel-containers, ml-diagnostics, goodput)", group=EXPERIMENT),
     Case("experiment-trial-over-the-pool", ["create", "{tmp}/exp-slices.yaml"], "FILE",
          "{tmp}/exp-slices.yaml:4: trial 1 (num-slices=3): --num-slices: 3 is more than the 2 "
          "v5litepod-16 slices pool v5litepod-16 has", STACK, group=EXPERIMENT),

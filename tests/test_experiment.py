@@ -125,7 +125,7 @@ BAD = [
      "image-pull-secret, "
      "pathways-server-image, pathways-proxy-image, pathways-colocated-python, "
      "pathways-colocated-python-image, pathways-server-arg, pathways-proxy-arg, "
-     "pathways-worker-arg, parallel-containers, ml-diagnostics)"),
+     "pathways-worker-arg, parallel-containers, ml-diagnostics, goodput)"),
     ("name: e\nworkloads: {}\n", "x.yaml:2: workloads: unknown key; did you mean workload? "
      "(allowed: name, description, workload, sweep)"),
     ("name: e\nworkload: {accelerator: v5litepod-16, image: python:3.12, gpus: 2}\n",

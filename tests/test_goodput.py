@@ -127,3 +127,17 @@ def test_experiment_goodput_without_runs(outputs: Path) -> None:
     out = run_experiment(outputs, "goodput", "nope", "--entries", str(ENTRIES))
     assert out.exit_code == 1
     assert out.stderr == "Error: experiment nope: no trial runs found\n"
+
+
+def test_the_api_gives_goodput_variables_per_workload_name() -> None:
+    """--goodput's variables come from the workload itself (submit.api), so a trial renamed
+    by an experiment keys the library on its own name, and the user's own --env wins."""
+    from submit import api
+
+    w = api.Workload(name="base", accelerator="v5litepod-16", image="python:3.12",
+                     goodput=True, env=("M_MONITOR_GOODPUT=false",))
+    env = w.replace(name="trial-1").options()["env"]
+    assert env[0] == "ACCELSTACK_GOODPUT_RUN_NAME=trial-1"
+    assert env[-1] == "M_MONITOR_GOODPUT=false"
+    assert "env" in api.Workload(name="b", accelerator="v5litepod-16").options()
+    assert api.Workload(name="b", accelerator="v5litepod-16").options()["env"] == ()

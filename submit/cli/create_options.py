@@ -12,7 +12,7 @@ from infra.record import record
 from submit.cli.options import complete, namespace_option
 from submit.cli.image_pin import resolve_image_option
 from submit.cli.diagnostics_options import DIAGNOSTIC_OPTIONS
-from submit.cli.goodput_options import GOODPUT_OPTIONS, goodput_env
+from submit.cli.goodput_options import GOODPUT_OPTIONS
 from submit.cli.runtime_options import RUNTIME_OPTIONS
 from submit.render import spec as sp
 
@@ -188,7 +188,7 @@ class CreateOptions:
             name=self.name, accelerator=self.accelerator, image=self.image,
             command=self.command, num_slices=self.num_slices, num_nodes=self.num_nodes,
             pool=self.pool, namespace=self.namespace, queue=self.queue,
-            env=goodput_env(self.goodput, self.name) + tuple(self.env), goodput=self.goodput,
+            env=tuple(self.env), goodput=self.goodput,
             env_file=self.env_file, secret_env=self.secret_env, priority=self.priority,
             max_restarts=self.max_restarts, restart_on_exit_codes=self.restart_on_exit_codes,
             ttl=self.ttl, termination_grace_period=self.termination_grace_period,

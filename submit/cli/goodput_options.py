@@ -15,11 +15,3 @@ GOODPUT_OPTIONS = [
                       "workload goodput NAME`."),
 ]
 
-
-def goodput_env(on: bool, workload: str) -> tuple[str, ...]:
-    if not on:
-        return ()
-    from submit.goodput import plan
-
-    return plan.env(workload)
-
