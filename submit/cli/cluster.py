@@ -3,16 +3,13 @@ merges a kubeconfig context for it (authenticating with gke-gcloud-auth-plugin).
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import tempfile
 from pathlib import Path
 
 import click
 
-from submit.cli.options import (OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete,
-                                one_source)
+from submit.cli.options import stack_source_options
 
 
 @click.group("cluster")
@@ -27,25 +24,8 @@ def _default_kubeconfig() -> str:
     return first or str(Path.home() / ".kube" / "config")
 
 
-def _stack_source(f: Any) -> Any:
-    """--stack, --outputs and --project-dir: where a `cluster` command reads the stack's
-    outputs (one of the first two)."""
-    for option in reversed([
-        click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
-                     shell_complete=complete("stacks"), help=STACK_HELP,
-                     callback=one_source("stack")),
-        click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS",
-                     show_envvar=True, metavar="FILE", type=click.Path(dir_okay=False),
-                     help=OUTPUTS_HELP, callback=one_source("outputs")),
-        click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
-                     default=".", show_default=True, metavar="DIR",
-                     type=click.Path(file_okay=False), help=PROJECT_DIR_HELP)]):
-        f = option(f)
-    return f
-
-
 @cluster.command("credentials")
-@_stack_source
+@stack_source_options
 @click.option("--kubeconfig", metavar="FILE", type=click.Path(dir_okay=False),
               help="The kubeconfig to write or merge into [default: the first path of "
                    "$KUBECONFIG, else ~/.kube/config].")
@@ -92,7 +72,7 @@ def credentials(stack: str | None, outputs_file: str | None, project_dir: str,
                    "or `python -m infra.replacements pulumi-json ... --out FILE` wrote it; the "
                    "workloads found are written back into it (for `python -m "
                    "infra.replacements show FILE`).")
-@_stack_source
+@stack_source_options
 @click.option("--namespace", "-n", "namespaces", multiple=True, metavar="NS",
               help="Where to look for workloads [default: the namespaces of the stack's "
                    "local queues]. Repeatable.")

@@ -15,25 +15,9 @@ from typing import Any, Callable
 
 import click
 
-from submit.cli.options import OUTPUTS_HELP, PROJECT_DIR_HELP, STACK_HELP, complete, one_source
+from submit.cli.options import stack_source_options
 
 F = Callable[..., Any]
-
-
-def _sources(f: F) -> F:
-    for option in reversed([
-        click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
-                     shell_complete=complete("stacks"), help=STACK_HELP,
-                     callback=one_source("stack")),
-        click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS",
-                     show_envvar=True, metavar="FILE", type=click.Path(dir_okay=False),
-                     help=OUTPUTS_HELP, callback=one_source("outputs")),
-        click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
-                     default=".", show_default=True, metavar="DIR",
-                     type=click.Path(file_okay=False), help=PROJECT_DIR_HELP),
-    ]):
-        f = option(f)
-    return f
 
 
 def _queues(stack: str | None, outputs_file: str | None, project_dir: str, pool: str
@@ -58,7 +42,7 @@ def _queues(stack: str | None, outputs_file: str | None, project_dir: str, pool:
 
 
 @click.command("hold")
-@_sources
+@stack_source_options
 @click.argument("pool")
 @click.option("--drain", is_flag=True,
               help="Also evict the workloads admitted there (Kueue HoldAndDrain; they are "
@@ -81,7 +65,7 @@ def hold(stack: str | None, outputs_file: str | None, project_dir: str, pool: st
 
 
 @click.command("resume")
-@_sources
+@stack_source_options
 @click.argument("pool")
 def resume(stack: str | None, outputs_file: str | None, project_dir: str, pool: str) -> None:
     """Let Kueue admit work to POOL again: removes the stopPolicy `hold` set."""

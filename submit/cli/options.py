@@ -226,3 +226,21 @@ class LazyGroup(click.Group):
 
 def lazy_group(lazy: dict[str, tuple[str, str, str]]) -> type[LazyGroup]:
     return type("Lazy", (LazyGroup,), {"lazy": lazy})
+
+
+def stack_source_options(f: F) -> F:
+    """--stack, --outputs and --project-dir for a command outside the `workload` group
+    (`submit cluster ...`): where it reads the stack's outputs (one of the first two)."""
+    for option in reversed([
+        click.option("--stack", envvar="ACCELSTACK_STACK", show_envvar=True, metavar="NAME",
+                     shell_complete=complete("stacks"), help=STACK_HELP,
+                     callback=one_source("stack")),
+        click.option("--outputs", "outputs_file", envvar="ACCELSTACK_OUTPUTS",
+                     show_envvar=True, metavar="FILE", type=click.Path(dir_okay=False),
+                     help=OUTPUTS_HELP, callback=one_source("outputs")),
+        click.option("--project-dir", envvar="ACCELSTACK_PROJECT_DIR", show_envvar=True,
+                     default=".", show_default=True, metavar="DIR",
+                     type=click.Path(file_okay=False), help=PROJECT_DIR_HELP),
+    ]):
+        f = option(f)
+    return f
