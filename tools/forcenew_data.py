@@ -8,7 +8,7 @@ field's own ForceNew; a ForceNew block when it is added or removed), the conditi
 of CustomizeDiff, the node pool fields that the provider's update code never sends (a change
 to one reads as an in-place update that never reaches GKE), and the SDK-only paths that no
 source judges. Each row keeps its FILE:LINE at the source commit. ``--check`` exits 1 when the
-file in the repository differs from what the reference gives (tests/test_forcenew.py runs it).
+file in the repository differs from what the reference gives (tests/test_replacements.py runs it).
 """
 
 from __future__ import annotations
@@ -70,6 +70,11 @@ def build(reference: Path) -> dict[str, Any]:
             forcenew.append({"path": row["pulumi"], "tf": row["tf"],
                              "kind": "block" if row.get("block") else "field",
                              "at": row["at"], "forceNewAt": row.get("forceNewAt") or row["at"],
+                             # what the adoption check compares by (infra/adopt/forcenew.py)
+                             "type": row.get("type"),
+                             **({"computed": True} if row.get("computed") else {}),
+                             **({"diffSuppress": row["diffSuppress"]}
+                                if row.get("diffSuppress") else {}),
                              **({"via": row["via"]} if row.get("via") else {})})
         conditional = [{"path": _pulumi_path(rows, c["tfPath"]), "tf": c["tfPath"],
                         "at": c["at"], "how": c["how"]} for c in res["customizeDiffForceNew"]]

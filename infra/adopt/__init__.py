@@ -7,7 +7,7 @@ replacement check against the provider's ForceNew list (forcenew.py, diff.py). T
 module that talks to the GKE API is gke/api.py; the command is cli/.
 
 May import: infra.adopt, infra.config, infra.catalog, infra.specs, infra.contract,
-    infra.record, infra.lazy_re
+    infra.record, infra.lazy_re, infra.replacements
 Must not import: pulumi, pulumi_gcp, pulumi_kubernetes, kubernetes, click, submit, requests,
     google
 """

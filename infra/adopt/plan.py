@@ -166,8 +166,8 @@ def _desired(cfg: config_mod.StackConfig) -> dict[str, dict[str, Any]]:
 
 
 def differences(cfg: config_mod.StackConfig, cluster: Mapping[str, Any],
-                ignored: Mapping[str, Collection[str]] | None = None,
-                root: str | None = None) -> dict[str, list[diff_mod.Difference]]:
+                ignored: Mapping[str, Collection[str]] | None = None
+                ) -> dict[str, list[diff_mod.Difference]]:
     """Per resource (CLUSTER or a node pool), the ForceNew fields the program would
     change on the live cluster: each one a replacement."""
     project = cfg.project
@@ -182,15 +182,14 @@ def differences(cfg: config_mod.StackConfig, cluster: Mapping[str, Any],
         kind = forcenew.CLUSTER if name == CLUSTER else forcenew.NODE_POOL
         base = CLUSTER_KEPT if name == CLUSTER else POOL_KEPT
         skip = [*base, *((ignored or {}).get(name, ()))]
-        found = diff_mod.replacements(forcenew.load(kind, root), want, state[name], skip)
+        found = diff_mod.replacements(forcenew.load(kind), want, state[name], skip)
         if found:
             out[name] = found
     return out
 
 
 def plan(cluster: Mapping[str, Any], *, project: str, location: str, stack: str,
-         keep: bool = False, skip_pools: Collection[str] = (),
-         root: str | None = None) -> Plan:
+         keep: bool = False, skip_pools: Collection[str] = ()) -> Plan:
     """The adopted stack for ``cluster``; AdoptError (one line) when it cannot be adopted,
     AdoptRefused when fields our config cannot express differ and ``keep`` is off."""
     name = str(cluster.get("name"))
@@ -228,7 +227,7 @@ def plan(cluster: Mapping[str, Any], *, project: str, location: str, stack: str,
                       for p in [*system, *adopted]},
     }
     cfg = _parse(config, where)
-    found = differences(cfg, cluster, root=root)
+    found = differences(cfg, cluster)
     kept: dict[str, dict[str, Any]] = {}
     lines = []
     for resource, diffs in found.items():

@@ -95,6 +95,13 @@ def rules(resource_type: str) -> tuple[Rule, ...]:
     return tuple(out)
 
 
+def forcenew_rows(resource_type: str) -> tuple[dict[str, Any], ...]:
+    """The ForceNew rows of ``resource_type`` as the data keeps them (path, kind, type,
+    computed, diffSuppress, FILE:LINE); () for a type the data does not cover."""
+    res = _data()["resources"].get(resource_type) or {}
+    return tuple(dict(r) for r in res.get("forceNew", ()))
+
+
 def forcenew_paths(resource_type: str) -> tuple[str, ...]:
     """The camelCase input paths whose change replaces a resource of ``resource_type``
     (ForceNew fields and blocks), sorted."""

@@ -20,7 +20,6 @@ from infra.adopt import installed as installed_mod
 from infra.adopt import plan as plan_mod
 from infra.config import stack as config_mod
 from infra.adopt.errors import AdoptError, AdoptRefused
-from infra.adopt.forcenew import ForceNewListMissing
 from infra.adopt.gke import api
 
 _TARGET = re.compile(r"^(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9])/(?P<location>[a-z]+-[a-z]+"
@@ -111,7 +110,7 @@ def adopt(target: str, stack: str, stacks_dir: str, keep_unexpressed: bool,
         for line in e.lines:
             click.echo(f"  {line}", err=True)
         raise Refused(str(e)) from None
-    except (AdoptError, ForceNewListMissing) as e:
+    except AdoptError as e:
         raise Failed(str(e)) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.text(), encoding="utf-8")
